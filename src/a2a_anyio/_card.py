@@ -1,0 +1,143 @@
+"""The card layer: fetching, caching and normalising Agent Cards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import anyio
+
+from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._errors import A2ADiscoveryError
+from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
+from a2a_anyio._model import AgentCard
+
+WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+MAX_CARD_BYTES = 1024 * 1024
+
+
+@dataclass(slots=True)
+class _Cached:
+    card: AgentCard
+    url: str
+    etag: str | None
+    expires: float
+
+
+def card_urls(base_url: str) -> list[str]:
+    """Where to look for the card of ``base_url``: itself if it names a .json file, else the
+    well-known paths under it (v0.3+ first, then the legacy/v0.2 name)."""
+    parts = urlsplit(base_url)
+    if parts.path.endswith(".json"):
+        return [base_url]
+    root = base_url.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return [root + path for path in WELL_KNOWN_PATHS]
+
+
+def _max_age(cache_control: str) -> float | None:
+    """Seconds the response may be reused (0 for no-store / no-cache), None when unsaid."""
+    directives = [d.strip().lower() for d in cache_control.split(",") if d.strip()]
+    if "no-store" in directives or "no-cache" in directives:
+        return 0.0
+    for d in directives:
+        if d.startswith("max-age="):
+            try:
+                return max(0.0, float(d.split("=", 1)[1].strip('"')))
+            except ValueError:
+                return None
+    return None
+
+
+class AgentCardFetcher:
+    """Fetches an agent's card and keeps it for ``ttl`` seconds.
+
+    ``Cache-Control`` overrides the TTL (``max-age``; ``no-store``/``no-cache`` disable reuse);
+    an ``ETag`` is sent back as ``If-None-Match`` and a 304 renews the cached card. Concurrent
+    first calls share one request. Time is read from ``anyio.current_time()``, so trio's
+    MockClock drives expiry in tests.
+    """
+
+    def __init__(
+        self,
+        http: HttpTransport | AsyncClient,
+        base_url: str,
+        *,
+        ttl: float = 300.0,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self._http = http if isinstance(http, HttpTransport) else HttpTransport(http)
+        self.base_url = base_url
+        self.ttl = ttl
+        self._headers = dict(headers or {})
+        self._timeout = timeout
+        self._cached: _Cached | None = None
+        self._lock = anyio.Lock()
+        self.requests = 0  # HTTP requests made, for observability
+
+    @property
+    def card_url(self) -> str | None:
+        """The URL the cached card came from, once one has been fetched."""
+        return self._cached.url if self._cached else None
+
+    def invalidate(self) -> None:
+        """Forget the cached card (the ETag goes too)."""
+        self._cached = None
+
+    async def fetch(self, *, force: bool = False) -> AgentCard:
+        """The card, from the cache while it is fresh, else from the agent."""
+        cached = self._cached
+        if not force and cached is not None and anyio.current_time() < cached.expires:
+            return cached.card
+        async with self._lock:
+            cached = self._cached  # another task may have refreshed it while we waited
+            if not force and cached is not None and anyio.current_time() < cached.expires:
+                return cached.card
+            return await self._refresh(cached)
+
+    async def _refresh(self, cached: _Cached | None) -> AgentCard:
+        urls = [cached.url] if cached is not None else card_urls(self.base_url)
+        failures: list[str] = []
+        for url in urls:
+            headers = dict(self._headers)
+            if cached is not None and cached.etag:
+                headers["If-None-Match"] = cached.etag
+            self.requests += 1
+            resp = await self._http.request("GET", url, headers=headers, deadline=self._timeout)
+            if resp.status == 304 and cached is not None:
+                cached.expires = self._expiry(resp)
+                return cached.card
+            if resp.status == 404 or (resp.status == 200 and not _looks_json(resp)):
+                failures.append(f"{url}: HTTP {resp.status} {resp.content_type or ''}".strip())
+                continue
+            if resp.status != 200:
+                raise A2ADiscoveryError(f"agent card at {url}: HTTP {resp.status}")
+            card = _decode(resp)
+            no_store = "no-store" in resp.headers.get("cache-control", "").lower()
+            etag = None if no_store else resp.headers.get("etag")
+            self._cached = _Cached(card, url, etag, self._expiry(resp))
+            return card
+        raise A2ADiscoveryError("no agent card found (" + "; ".join(failures) + ")")
+
+    def _expiry(self, resp: RawResponse) -> float:
+        max_age = _max_age(resp.headers.get("cache-control", ""))
+        return anyio.current_time() + (self.ttl if max_age is None else max_age)
+
+
+def _looks_json(resp: RawResponse) -> bool:
+    ctype = resp.content_type
+    if "json" in ctype:
+        return True
+    return not ctype and resp.content.lstrip()[:1] == b"{"
+
+
+def _decode(resp: RawResponse) -> AgentCard:
+    if len(resp.content) > MAX_CARD_BYTES:
+        raise A2ADiscoveryError(f"agent card at {resp.url} is larger than {MAX_CARD_BYTES} bytes")
+    try:
+        value = json.loads(resp.content)
+    except ValueError as exc:
+        raise A2ADiscoveryError(f"agent card at {resp.url} is not JSON: {exc}") from exc
+    return parse_card(value)

@@ -1,0 +1,102 @@
+"""JSON-RPC 2.0 envelopes: building requests, checking and unwrapping responses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from a2a_anyio._errors import A2AAuthError, A2AHTTPError, A2AProtocolError, rpc_error
+
+RequestId = int | str
+
+
+def request(method: str, params: Any, req_id: RequestId) -> dict[str, Any]:
+    """A JSON-RPC request object (A2A always sends an id and never batches)."""
+    body: dict[str, Any] = {"jsonrpc": "2.0", "id": req_id, "method": method}
+    if params is not None:
+        body["params"] = params
+    return body
+
+
+def is_envelope(value: Any) -> bool:
+    """True when ``value`` looks like a JSON-RPC response object."""
+    return (
+        isinstance(value, dict)
+        and "id" in value
+        and ("result" in value or "error" in value or value.get("jsonrpc") == "2.0")
+    )
+
+
+def unwrap(
+    value: Any,
+    expected_id: RequestId,
+    *,
+    version: str,
+    task_id: str | None = None,
+) -> Any:
+    """The ``result`` of a response to request ``expected_id``, or its typed error raised.
+
+    A response for another id is a protocol error; ``id: null`` is accepted only on errors
+    (a server that could not read the request cannot know its id).
+    """
+    if not isinstance(value, dict):
+        raise A2AProtocolError("JSON-RPC response is not an object")
+    if "error" in value and value["error"] is not None:
+        resp_id = value.get("id")
+        if resp_id is not None and not _same_id(resp_id, expected_id):
+            raise A2AProtocolError(
+                f"JSON-RPC response id {resp_id!r} != request id {expected_id!r}"
+            )
+        err = value["error"]
+        if not isinstance(err, dict):
+            raise A2AProtocolError("JSON-RPC error is not an object")
+        raise rpc_error(
+            err.get("code"), err.get("message"), err.get("data"), version=version, task_id=task_id
+        )
+    if "result" not in value and value.get("jsonrpc") != "2.0":
+        raise A2AProtocolError("JSON-RPC response has neither result nor error")
+    if not _same_id(value.get("id"), expected_id):
+        raise A2AProtocolError(
+            f"JSON-RPC response id {value.get('id')!r} != request id {expected_id!r}"
+        )
+    # A null result may be left out entirely (the a2a-sdk v0.3 layer does so on delete).
+    return value.get("result")
+
+
+def _same_id(got: Any, expected: RequestId) -> bool:
+    # Some servers echo numeric ids as strings; the value is what identifies the call.
+    return got == expected or (isinstance(got, (str, int)) and str(got) == str(expected))
+
+
+def decode_http(
+    status: int,
+    content: bytes,
+    expected_id: RequestId,
+    *,
+    version: str,
+    task_id: str | None = None,
+) -> Any:
+    """The result of a JSON-RPC call from its HTTP status and body, or the typed error.
+
+    JSON-RPC errors are honoured whatever the status (some servers send them with 4xx/5xx);
+    401/403 are auth errors; any other non-2xx is an HTTP error; a 2xx that is not a JSON-RPC
+    response (an HTML page, truncated JSON) is a protocol error.
+    """
+    try:
+        value = json.loads(content) if content else None
+        parsed = True
+    except ValueError:
+        value, parsed = None, False
+    if status in (401, 403):
+        raise A2AAuthError(status, _preview(content))
+    if is_envelope(value):
+        return unwrap(value, expected_id, version=version, task_id=task_id)
+    if not 200 <= status < 300:
+        raise A2AHTTPError(status, _preview(content))
+    if not parsed:
+        raise A2AProtocolError(f"response is not JSON: {_preview(content)[:120]!r}")
+    raise A2AProtocolError("response is not a JSON-RPC response object")
+
+
+def _preview(content: bytes) -> str:
+    return content[:2000].decode("utf-8", "replace")

@@ -1,0 +1,151 @@
+"""Lenient readers for wire values shared by every dialect: enums, ids, base64, field lookup."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, NoReturn
+
+from a2a_anyio._errors import A2AProtocolError
+from a2a_anyio._model import JSONDict, Role, TaskState
+
+# ProtoJSON enum numbers (v1.0 proto) and every spelling seen on the wire.
+_STATES: dict[Any, TaskState] = {}
+for _state, _num in (
+    (TaskState.UNKNOWN, 0),
+    (TaskState.SUBMITTED, 1),
+    (TaskState.WORKING, 2),
+    (TaskState.COMPLETED, 3),
+    (TaskState.FAILED, 4),
+    (TaskState.CANCELED, 5),
+    (TaskState.INPUT_REQUIRED, 6),
+    (TaskState.REJECTED, 7),
+    (TaskState.AUTH_REQUIRED, 8),
+):
+    _STATES[_num] = _state
+    _STATES[_state.value] = _state
+    _STATES["TASK_STATE_" + _state.value.upper().replace("-", "_")] = _state
+_STATES["TASK_STATE_UNSPECIFIED"] = TaskState.UNKNOWN
+_STATES["TASK_STATE_CANCELLED"] = TaskState.CANCELED
+_STATES["cancelled"] = TaskState.CANCELED
+
+_ROLES: dict[Any, Role] = {
+    "user": Role.USER,
+    "agent": Role.AGENT,
+    "ROLE_USER": Role.USER,
+    "ROLE_AGENT": Role.AGENT,
+    "ROLE_UNSPECIFIED": Role.UNSPECIFIED,
+    1: Role.USER,
+    2: Role.AGENT,
+    0: Role.UNSPECIFIED,
+}
+
+
+def bad(what: str) -> NoReturn:
+    """Raise the protocol error for a payload that does not have the expected shape."""
+    raise A2AProtocolError(f"unexpected response shape: {what}")
+
+
+def obj(value: Any, what: str) -> JSONDict:
+    """``value`` when it is a JSON object, else a protocol error naming ``what``."""
+    if not isinstance(value, dict):
+        bad(f"{what} is not an object")
+    return value
+
+
+def field(d: JSONDict, camel: str, snake: str | None = None) -> Any:
+    """A field by its camelCase name, or its snake_case proto name (ProtoJSON accepts both)."""
+    v = d.get(camel)
+    if v is None and snake is not None:
+        v = d.get(snake)
+    return v
+
+
+def text(d: JSONDict, camel: str, snake: str | None = None) -> str | None:
+    """An optional string field; a non-string value is a protocol error."""
+    v = field(d, camel, snake)
+    if v is None or isinstance(v, str):
+        return v
+    bad(f"{camel} is not a string")
+
+
+def required_id(d: JSONDict, camel: str, snake: str | None, what: str) -> str:
+    """A required identifier (ints are tolerated and turned into strings)."""
+    v = field(d, camel, snake)
+    if isinstance(v, str) and v:
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    bad(f"{what} has no {camel}")
+
+
+def optional_dict(d: JSONDict, name: str) -> JSONDict | None:
+    """An optional object field (metadata and the like)."""
+    v = d.get(name)
+    if v is None or isinstance(v, dict):
+        return v
+    bad(f"{name} is not an object")
+
+
+def str_list(d: JSONDict, camel: str, snake: str | None = None) -> list[str] | None:
+    """An optional list of strings."""
+    v = field(d, camel, snake)
+    if v is None:
+        return None
+    if isinstance(v, list) and all(isinstance(x, str) for x in v):
+        return v
+    bad(f"{camel} is not a list of strings")
+
+
+def items(d: JSONDict, name: str) -> list[Any]:
+    """An optional list field, [] when absent."""
+    v = d.get(name)
+    if v is None:
+        return []
+    if isinstance(v, list):
+        return v
+    bad(f"{name} is not a list")
+
+
+def state(value: Any) -> TaskState:
+    """Any wire spelling of a task state; unknown spellings become ``TaskState.UNKNOWN``."""
+    try:
+        return _STATES.get(value, TaskState.UNKNOWN)
+    except TypeError:  # unhashable
+        return TaskState.UNKNOWN
+
+
+def role(value: Any) -> Role:
+    """Any wire spelling of a role."""
+    try:
+        return _ROLES.get(value, Role.UNSPECIFIED)
+    except TypeError:
+        return Role.UNSPECIFIED
+
+
+def b64decode(value: Any) -> bytes:
+    """Standard or URL-safe base64, padded or not (ProtoJSON accepts both alphabets)."""
+    if not isinstance(value, str):
+        bad("file bytes are not a base64 string")
+    padded = value + "=" * (-len(value) % 4)
+    try:
+        if "-" in value or "_" in value:
+            return base64.urlsafe_b64decode(padded)
+        return base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        bad("file bytes are not valid base64")
+
+
+def b64encode(data: bytes) -> str:
+    """Standard base64, as ProtoJSON and the v0.3 schema expect."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def boolean(d: JSONDict, name: str, snake: str | None = None) -> bool:
+    """An optional boolean field, False when absent."""
+    v = field(d, name, snake)
+    if v is None:
+        return False
+    if isinstance(v, bool):
+        return v
+    bad(f"{name} is not a boolean")

@@ -1,0 +1,226 @@
+"""Agent cards of every version normalised into one ``AgentCard``, and endpoint choice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2a_anyio._dialects import _values as v
+from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
+from a2a_anyio._model import (
+    AgentCapabilities,
+    AgentCard,
+    AgentExtension,
+    AgentInterface,
+    AgentProvider,
+    AgentSkill,
+    JSONDict,
+    SecurityScheme,
+)
+
+# v1.0 one-of wrapper -> the OpenAPI-style ``type`` of pre-1.0 cards.
+_WRAPPERS = {
+    "apiKeySecurityScheme": "apiKey",
+    "httpAuthSecurityScheme": "http",
+    "oauth2SecurityScheme": "oauth2",
+    "openIdConnectSecurityScheme": "openIdConnect",
+    "mtlsSecurityScheme": "mutualTLS",
+}
+_BINDINGS = {"JSONRPC": "JSONRPC", "HTTP+JSON": "HTTP+JSON", "REST": "HTTP+JSON", "GRPC": "GRPC"}
+
+
+def parse_card(value: Any) -> AgentCard:
+    """Normalise a legacy, v0.2, v0.3, v1.0 or hybrid card; ``A2ADiscoveryError`` if it is none."""
+    if not isinstance(value, dict):
+        raise A2ADiscoveryError("agent card is not a JSON object")
+    name = value.get("name")
+    if not isinstance(name, str) or not name:
+        raise A2ADiscoveryError("agent card has no name")
+    try:
+        interfaces = _interfaces(value)
+        if not interfaces:
+            raise A2ADiscoveryError(
+                f"agent card {name!r} lists no endpoint (no url, no interfaces)"
+            )
+        return AgentCard(
+            name=name,
+            description=v.text(value, "description") or "",
+            version=v.text(value, "version"),
+            interfaces=interfaces,
+            capabilities=_capabilities(value),
+            skills=[_skill(s) for s in v.items(value, "skills")],
+            security_schemes={
+                k: _scheme(s) for k, s in (v.optional_dict(value, "securitySchemes") or {}).items()
+            },
+            security_requirements=_requirements(value),
+            provider=_provider(value.get("provider")),
+            default_input_modes=v.str_list(value, "defaultInputModes") or [],
+            default_output_modes=v.str_list(value, "defaultOutputModes") or [],
+            documentation_url=v.text(value, "documentationUrl"),
+            icon_url=v.text(value, "iconUrl"),
+            raw=value,
+        )
+    except A2AProtocolError as exc:
+        raise A2ADiscoveryError(f"agent card {name!r} is malformed: {exc.message}") from exc
+
+
+def _version(raw: Any) -> str | None:
+    """Major.Minor of a version string ("0.3.0" -> "0.3", "1.0.1" -> "1.0")."""
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    parts = raw.strip().lstrip("v").split(".")
+    return ".".join(parts[:2]) if len(parts) >= 2 else parts[0]
+
+
+def _interfaces(card: JSONDict) -> list[AgentInterface]:
+    supported = v.items(card, "supportedInterfaces")
+    if supported:  # v1.0 (and hybrid) cards: legacy top-level fields are ignored
+        out = []
+        for item in supported:
+            d = v.obj(item, "supportedInterfaces entry")
+            url = v.text(d, "url")
+            if not url:
+                continue
+            binding = v.text(d, "protocolBinding", "protocol_binding") or "JSONRPC"
+            out.append(
+                AgentInterface(
+                    url=url,
+                    binding=_BINDINGS.get(binding.upper(), binding),
+                    protocol_version=_version(v.field(d, "protocolVersion", "protocol_version")),
+                    tenant=v.text(d, "tenant") or None,
+                )
+            )
+        return out
+    url = v.text(card, "url")
+    if not url:
+        return []
+    version = _version(card.get("protocolVersion"))
+    if version is None:
+        # No version: the legacy tasks/send dialect, or an early v0.2 card (a2a-protocol §7.3).
+        legacy = "authentication" in card and "securitySchemes" not in card
+        version = "legacy" if legacy else "0.2"
+    preferred = v.text(card, "preferredTransport") or "JSONRPC"
+    out = [AgentInterface(url, _BINDINGS.get(preferred.upper(), preferred), version)]
+    for item in v.items(card, "additionalInterfaces"):
+        d = v.obj(item, "additionalInterfaces entry")
+        extra_url = v.text(d, "url")
+        transport = v.text(d, "transport") or "JSONRPC"
+        iface = AgentInterface(
+            extra_url or url, _BINDINGS.get(transport.upper(), transport), version
+        )
+        if iface not in out:
+            out.append(iface)
+    return out
+
+
+def _capabilities(card: JSONDict) -> AgentCapabilities:
+    caps = v.optional_dict(card, "capabilities") or {}
+    return AgentCapabilities(
+        streaming=v.boolean(caps, "streaming"),
+        push_notifications=v.boolean(caps, "pushNotifications"),
+        extended_agent_card=v.boolean(caps, "extendedAgentCard")
+        or v.boolean(card, "supportsAuthenticatedExtendedCard")
+        or v.boolean(card, "supportsExtendedAgentCard"),
+        state_transition_history=v.boolean(caps, "stateTransitionHistory"),
+        extensions=[_extension(e) for e in v.items(caps, "extensions")],
+    )
+
+
+def _extension(value: Any) -> AgentExtension:
+    d = v.obj(value, "extension")
+    return AgentExtension(
+        uri=v.text(d, "uri") or "",
+        description=v.text(d, "description"),
+        required=v.boolean(d, "required"),
+        params=v.optional_dict(d, "params"),
+    )
+
+
+def _skill(value: Any) -> AgentSkill:
+    d = v.obj(value, "skill")
+    return AgentSkill(
+        id=v.text(d, "id") or "",
+        name=v.text(d, "name") or "",
+        description=v.text(d, "description"),
+        tags=v.str_list(d, "tags") or [],
+        examples=v.str_list(d, "examples") or [],
+        input_modes=v.str_list(d, "inputModes"),
+        output_modes=v.str_list(d, "outputModes"),
+    )
+
+
+def _provider(value: Any) -> AgentProvider | None:
+    if not isinstance(value, dict):
+        return None
+    return AgentProvider(organization=v.text(value, "organization") or "", url=v.text(value, "url"))
+
+
+def _scheme(value: Any) -> SecurityScheme:
+    d = v.obj(value, "security scheme")
+    kind = v.text(d, "type")
+    body = d
+    if kind is None:
+        for wrapper, name in _WRAPPERS.items():
+            if isinstance(d.get(wrapper), dict):
+                kind, body = name, d[wrapper]
+                break
+    return SecurityScheme(
+        type=kind or "unknown",
+        scheme=v.text(body, "scheme"),
+        bearer_format=v.text(body, "bearerFormat"),
+        location=v.text(body, "location") or v.text(body, "in"),
+        name=v.text(body, "name"),
+        flows=v.optional_dict(body, "flows"),
+        open_id_connect_url=v.text(body, "openIdConnectUrl"),
+        description=v.text(body, "description"),
+    )
+
+
+def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
+    out: list[dict[str, list[str]]] = []
+    for item in v.items(card, "securityRequirements"):  # v1.0
+        schemes = v.optional_dict(v.obj(item, "security requirement"), "schemes") or {}
+        out.append({k: list((s or {}).get("list") or []) for k, s in schemes.items()})
+    if out:
+        return out
+    for item in v.items(card, "security"):  # v0.2 / v0.3
+        d = v.obj(item, "security requirement")
+        out.append({k: list(s or []) for k, s in d.items()})
+    if not out and isinstance(card.get("authentication"), dict):  # legacy
+        out = [{s: [] for s in v.str_list(card["authentication"], "schemes") or []}]
+    return out
+
+
+# Versions this client speaks over JSON-RPC, in the order "auto" prefers them.
+JSONRPC_VERSIONS = ("1.0", "0.3", "0.2")
+
+
+def select_interface(card: AgentCard, protocol: str = "auto") -> AgentInterface:
+    """The first JSON-RPC interface, in the card's order, whose version this client speaks.
+
+    ``protocol`` "1.0" or "0.3" restricts the choice to that version ("0.3" also takes 0.2).
+    """
+    wanted = JSONRPC_VERSIONS if protocol == "auto" else _family(protocol)
+    for iface in card.interfaces:
+        if iface.binding == "JSONRPC" and _family_of(iface.protocol_version) in wanted:
+            return iface
+    offered = ", ".join(f"{i.binding} {i.protocol_version or '?'}" for i in card.interfaces)
+    raise A2ADiscoveryError(
+        f"agent {card.name!r} offers no JSON-RPC interface for protocol {protocol!r} "
+        f"(it offers: {offered or 'nothing'})"
+    )
+
+
+def _family(protocol: str) -> tuple[str, ...]:
+    if protocol == "1.0":
+        return ("1.0",)
+    if protocol in ("0.3", "0.2"):
+        return ("0.3", "0.2")
+    raise ValueError(f"protocol must be 'auto', '1.0' or '0.3', not {protocol!r}")
+
+
+def _family_of(version: str | None) -> str | None:
+    if version is None:
+        return "0.3"  # an interface without a version: the SDKs assume 0.3
+    if version.startswith("1."):
+        return "1.0"
+    return version if version in ("0.3", "0.2") else None

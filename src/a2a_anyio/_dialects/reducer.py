@@ -1,0 +1,91 @@
+"""The task reducer: folds stream events into the current Task."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from a2a_anyio._model import (
+    Message,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+
+class TaskReducer:
+    """Keeps the current ``Task`` of a stream up to date, one event at a time.
+
+    A Task event replaces the snapshot; a status event replaces the status; an artifact event
+    creates, replaces or (``append``) extends the artifact with the same id. Events for another task are ignored.
+    """
+
+    __slots__ = ("_index", "message", "task")
+
+    def __init__(self, task: Task | None = None) -> None:
+        self.task: Task | None = None
+        self.message: Message | None = None
+        self._index: dict[str, int] = {}
+        if task is not None:
+            self._set_task(task)
+
+    def _set_task(self, task: Task) -> None:
+        # Copies, so that folding never mutates an object the caller was handed.
+        self.task = replace(task, artifacts=list(task.artifacts), history=list(task.history))
+        self._index = {a.artifact_id: i for i, a in enumerate(self.task.artifacts)}
+
+    def apply(self, event: StreamEvent) -> Task | None:
+        """Fold one event in; return the current task (None before any task is known)."""
+        if isinstance(event, Task):
+            self._set_task(event)
+        elif isinstance(event, Message):
+            self.message = event
+        elif isinstance(event, TaskStatusUpdateEvent):
+            task = self._task_for(event.task_id, event.context_id, event)
+            if task is not None:
+                task.status = event.status
+        elif isinstance(event, TaskArtifactUpdateEvent):
+            task = self._task_for(event.task_id, event.context_id, event)
+            if task is not None:
+                self._fold_artifact(task, event)
+        return self.task
+
+    def _task_for(
+        self,
+        task_id: str,
+        context_id: str | None,
+        event: TaskStatusUpdateEvent | TaskArtifactUpdateEvent,
+    ) -> Task | None:
+        task = self.task
+        if task is None:
+            # Streams of the legacy dialect (and resubscribes) may start without a snapshot.
+            status = (
+                event.status
+                if isinstance(event, TaskStatusUpdateEvent)
+                else TaskStatus(TaskState.WORKING)
+            )
+            task = self.task = Task(task_id, context_id, status)
+            return task
+        return task if task.id == task_id else None
+
+    def _fold_artifact(self, task: Task, event: TaskArtifactUpdateEvent) -> None:
+        new = event.artifact
+        pos = self._index.get(new.artifact_id)
+        if pos is None:
+            self._index[new.artifact_id] = len(task.artifacts)
+            task.artifacts.append(replace(new, parts=list(new.parts)))
+        elif event.append:
+            old = task.artifacts[pos]
+            task.artifacts[pos] = replace(old, parts=[*old.parts, *new.parts], raw=None)
+        else:
+            task.artifacts[pos] = replace(new, parts=list(new.parts))
+
+
+def fold(events: list[StreamEvent]) -> Task | None:
+    """The task that a sequence of events describes."""
+    reducer = TaskReducer()
+    for event in events:
+        reducer.apply(event)
+    return reducer.task

@@ -1,0 +1,308 @@
+"""A2A v0.2 / v0.3 over JSON-RPC: ``message/send`` family, ``kind`` discriminators, ``final``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects.base import Dialect, SendConfig
+from a2a_anyio._model import (
+    Artifact,
+    DataPart,
+    FilePart,
+    JSONDict,
+    Message,
+    Part,
+    PushNotificationConfig,
+    Role,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+_ROLE_OUT = {Role.USER: "user", Role.AGENT: "agent", Role.UNSPECIFIED: "user"}
+# v1.0 data parts may hold any JSON value; v0.3 only objects. The 1.x SDK wraps the others
+# as {"value": x} and marks the part, and so do we, unwrapping on the way back.
+_COMPAT_MARK = "data_part_compat"
+
+
+def decode_part(value: Any) -> Part:
+    d = v.obj(value, "part")
+    kind = d.get("kind", d.get("type"))
+    metadata = v.optional_dict(d, "metadata")
+    if kind == "text" or (kind is None and "text" in d):
+        t = d.get("text")
+        if not isinstance(t, str):
+            v.bad("text part is not a string")
+        return TextPart(t, None, metadata, d)
+    if kind == "file" or (kind is None and "file" in d):
+        f = v.obj(d.get("file"), "file part")
+        media_type = v.text(f, "mimeType", "mime_type") or v.text(f, "mediaType")
+        name = v.text(f, "name")
+        raw = f.get("bytes", f.get("fileWithBytes", f.get("data")))
+        if raw is not None:
+            return FilePart(v.b64decode(raw), None, media_type, name, metadata, d)
+        uri = v.text(f, "uri") or v.text(f, "fileWithUri") or v.text(f, "url")
+        if not uri:
+            v.bad("file part has neither bytes nor uri")
+        return FilePart(None, uri, media_type, name, metadata, d)
+    if kind == "data" or (kind is None and "data" in d):
+        data = d.get("data")
+        if metadata and metadata.get(_COMPAT_MARK) and isinstance(data, dict) and "value" in data:
+            data = data["value"]
+        return DataPart(data, None, metadata, d)
+    v.bad(f"unknown part kind {kind!r}")
+
+
+def encode_part(part: Part) -> JSONDict:
+    metadata = part.metadata
+    if isinstance(part, TextPart):
+        out: JSONDict = {"kind": "text", "text": part.text}
+    elif isinstance(part, DataPart):
+        data = part.data
+        if not isinstance(data, dict):
+            data = {"value": data}
+            metadata = {**(metadata or {}), _COMPAT_MARK: True}
+        out = {"kind": "data", "data": data}
+    else:
+        f: JSONDict = (
+            {"bytes": v.b64encode(part.data)} if part.data is not None else {"uri": part.url}
+        )
+        if part.media_type:
+            f["mimeType"] = part.media_type
+        if part.name:
+            f["name"] = part.name
+        out = {"kind": "file", "file": f}
+    if metadata:
+        out["metadata"] = metadata
+    return out
+
+
+def decode_message(value: Any) -> Message:
+    d = v.obj(value, "message")
+    return Message(
+        role=v.role(d.get("role")),
+        parts=[decode_part(p) for p in v.items(d, "parts")],
+        message_id=v.text(d, "messageId") or "",
+        context_id=v.text(d, "contextId"),
+        task_id=v.text(d, "taskId"),
+        metadata=v.optional_dict(d, "metadata"),
+        extensions=v.str_list(d, "extensions"),
+        reference_task_ids=v.str_list(d, "referenceTaskIds"),
+        raw=d,
+    )
+
+
+def encode_message(message: Message) -> JSONDict:
+    out: JSONDict = {
+        "kind": "message",
+        "messageId": message.message_id,
+        "role": _ROLE_OUT[message.role],
+        "parts": [encode_part(p) for p in message.parts],
+    }
+    if message.context_id:
+        out["contextId"] = message.context_id
+    if message.task_id:
+        out["taskId"] = message.task_id
+    if message.metadata:
+        out["metadata"] = message.metadata
+    if message.extensions:
+        out["extensions"] = message.extensions
+    if message.reference_task_ids:
+        out["referenceTaskIds"] = message.reference_task_ids
+    return out
+
+
+def decode_status(value: Any) -> TaskStatus:
+    d = v.obj(value, "status")
+    wire = d.get("state")
+    msg = d.get("message")
+    return TaskStatus(
+        v.state(wire),
+        decode_message(msg) if msg is not None else None,
+        v.text(d, "timestamp"),
+        wire if isinstance(wire, str) else None,
+        d,
+    )
+
+
+def decode_artifact(value: Any) -> Artifact:
+    d = v.obj(value, "artifact")
+    return Artifact(
+        artifact_id=v.text(d, "artifactId") or "",
+        parts=[decode_part(p) for p in v.items(d, "parts")],
+        name=v.text(d, "name"),
+        description=v.text(d, "description"),
+        metadata=v.optional_dict(d, "metadata"),
+        extensions=v.str_list(d, "extensions"),
+        raw=d,
+    )
+
+
+def decode_task(value: Any) -> Task:
+    d = v.obj(value, "task")
+    status = d.get("status")
+    return Task(
+        id=v.required_id(d, "id", None, "task"),
+        context_id=v.text(d, "contextId"),
+        status=decode_status(status) if status is not None else v.bad("task has no status"),
+        artifacts=[decode_artifact(a) for a in v.items(d, "artifacts")],
+        history=[decode_message(m) for m in v.items(d, "history")],
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def decode_result(value: Any) -> StreamEvent:
+    """A result told apart by ``kind``: task, message, status-update or artifact-update."""
+    d = v.obj(value, "result")
+    kind = d.get("kind")
+    if kind == "status-update":
+        status = decode_status(d.get("status"))
+        return TaskStatusUpdateEvent(
+            task_id=v.required_id(d, "taskId", None, "status update"),
+            context_id=v.text(d, "contextId"),
+            status=status,
+            # Servers set final; a terminal state ends the stream even if one forgets.
+            final=v.boolean(d, "final") or status.state.is_terminal,
+            metadata=v.optional_dict(d, "metadata"),
+            raw=d,
+        )
+    if kind == "artifact-update":
+        return TaskArtifactUpdateEvent(
+            task_id=v.required_id(d, "taskId", None, "artifact update"),
+            context_id=v.text(d, "contextId"),
+            artifact=decode_artifact(d.get("artifact")),
+            append=v.boolean(d, "append"),
+            last_chunk=v.boolean(d, "lastChunk"),
+            metadata=v.optional_dict(d, "metadata"),
+            raw=d,
+        )
+    if kind == "task" or (kind is None and "status" in d and "id" in d):
+        return decode_task(d)
+    if kind == "message" or (kind is None and "parts" in d and "role" in d):
+        return decode_message(d)
+    v.bad(f"unknown result kind {kind!r}")
+
+
+def decode_push_config(value: Any) -> PushNotificationConfig:
+    d = v.obj(value, "push notification config")
+    inner = v.obj(d.get("pushNotificationConfig", d), "pushNotificationConfig")
+    auth = v.optional_dict(inner, "authentication") or {}
+    schemes = v.str_list(auth, "schemes") or []
+    url = v.text(inner, "url")
+    if not url:
+        v.bad("push notification config has no url")
+    return PushNotificationConfig(
+        url=url,
+        task_id=v.text(d, "taskId"),
+        id=v.text(inner, "id"),
+        token=v.text(inner, "token"),
+        auth_scheme=schemes[0] if schemes else None,
+        auth_credentials=v.text(auth, "credentials"),
+        raw=d,
+    )
+
+
+def encode_push_config(config: PushNotificationConfig) -> JSONDict:
+    out: JSONDict = {"url": config.url}
+    if config.id:
+        out["id"] = config.id
+    if config.token:
+        out["token"] = config.token
+    if config.auth_scheme:
+        auth: JSONDict = {"schemes": [config.auth_scheme]}
+        if config.auth_credentials:
+            auth["credentials"] = config.auth_credentials
+        out["authentication"] = auth
+    return out
+
+
+class V03Dialect(Dialect):
+    """A2A v0.2 and v0.3 JSON-RPC."""
+
+    version = "0.3"
+    methods = {  # noqa: RUF012
+        "send": "message/send",
+        "stream": "message/stream",
+        "get": "tasks/get",
+        "cancel": "tasks/cancel",
+        "subscribe": "tasks/resubscribe",
+        "push_create": "tasks/pushNotificationConfig/set",
+        "push_get": "tasks/pushNotificationConfig/get",
+        "push_list": "tasks/pushNotificationConfig/list",
+        "push_delete": "tasks/pushNotificationConfig/delete",
+        "extended_card": "agent/getAuthenticatedExtendedCard",
+    }
+
+    def headers(self) -> dict[str, str]:
+        # v0.3 servers ignore it; v1.0 servers with a compat layer route by it.
+        return {"A2A-Version": "0.3"}
+
+    def encode_message(self, message: Message) -> JSONDict:
+        return encode_message(message)
+
+    def decode_message(self, value: Any) -> Message:
+        return decode_message(value)
+
+    def send_params(self, message: Message, config: SendConfig) -> JSONDict:
+        conf: JSONDict = {"blocking": config.blocking}
+        if config.accepted_output_modes is not None:
+            conf["acceptedOutputModes"] = config.accepted_output_modes
+        # historyLength 0 means "everything" to v0.3 servers and "nothing" in v1.0: drop it.
+        if config.history_length:
+            conf["historyLength"] = config.history_length
+        if config.push_config is not None:
+            conf["pushNotificationConfig"] = encode_push_config(config.push_config)
+        params: JSONDict = {"message": encode_message(message), "configuration": conf}
+        if config.metadata:
+            params["metadata"] = config.metadata
+        return params
+
+    def decode_send_result(self, value: Any) -> Task | Message:
+        result = decode_result(value)
+        if isinstance(result, (Task, Message)):
+            return result
+        v.bad("message/send returned an event instead of a task or message")
+
+    def decode_event(self, value: Any) -> StreamEvent:
+        return decode_result(value)
+
+    def decode_task(self, value: Any) -> Task:
+        return decode_task(value)
+
+    def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
+        params: JSONDict = {"id": task_id}
+        if history_length:
+            params["historyLength"] = history_length
+        return params
+
+    def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
+        if not config.task_id:
+            raise ValueError("a push notification config needs a task_id")
+        return {"taskId": config.task_id, "pushNotificationConfig": encode_push_config(config)}
+
+    def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
+        params: JSONDict = {"id": task_id}
+        if config_id:
+            params["pushNotificationConfigId"] = config_id
+        return params
+
+    def push_list_params(self, task_id: str) -> JSONDict:
+        return {"id": task_id}
+
+    def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
+        return {"id": task_id, "pushNotificationConfigId": config_id}
+
+    def decode_push_config(self, value: Any) -> PushNotificationConfig:
+        return decode_push_config(value)
+
+    def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
+        if isinstance(value, dict):  # tolerate a v1.0-style {"configs": [...]}
+            value = v.items(value, "configs")
+        if not isinstance(value, list):
+            v.bad("push config list is not an array")
+        return [decode_push_config(c) for c in value]

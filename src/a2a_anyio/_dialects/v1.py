@@ -1,0 +1,344 @@
+"""A2A v1.0 over JSON-RPC: PascalCase methods, ProtoJSON shapes, ``A2A-Version: 1.0``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects.base import Dialect, SendConfig
+from a2a_anyio._model import (
+    Artifact,
+    DataPart,
+    FilePart,
+    JSONDict,
+    Message,
+    Part,
+    PushNotificationConfig,
+    Role,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPage,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+_ROLE_OUT = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED: "ROLE_UNSPECIFIED"}
+
+
+def decode_part(value: Any) -> Part:
+    d = v.obj(value, "part")
+    media_type = v.text(d, "mediaType", "media_type")
+    metadata = v.optional_dict(d, "metadata")
+    if "text" in d:
+        t = d["text"]
+        if not isinstance(t, str):
+            v.bad("text part is not a string")
+        return TextPart(t, media_type, metadata, d)
+    if "raw" in d:
+        return FilePart(v.b64decode(d["raw"]), None, media_type, v.text(d, "filename"), metadata, d)
+    if "url" in d:
+        return FilePart(None, v.text(d, "url"), media_type, v.text(d, "filename"), metadata, d)
+    if "data" in d:
+        return DataPart(d["data"], media_type, metadata, d)
+    v.bad("part has none of text, raw, url, data")
+
+
+def encode_part(part: Part) -> JSONDict:
+    if isinstance(part, TextPart):
+        out: JSONDict = {"text": part.text}
+    elif isinstance(part, DataPart):
+        out = {"data": part.data}
+    else:
+        out = {"raw": v.b64encode(part.data)} if part.data is not None else {"url": part.url}
+        if part.name:
+            out["filename"] = part.name
+    if part.media_type:
+        out["mediaType"] = part.media_type
+    if part.metadata:
+        out["metadata"] = part.metadata
+    return out
+
+
+def decode_message(value: Any) -> Message:
+    d = v.obj(value, "message")
+    return Message(
+        role=v.role(d.get("role")),
+        parts=[decode_part(p) for p in v.items(d, "parts")],
+        message_id=v.text(d, "messageId", "message_id") or "",
+        context_id=v.text(d, "contextId", "context_id"),
+        task_id=v.text(d, "taskId", "task_id"),
+        metadata=v.optional_dict(d, "metadata"),
+        extensions=v.str_list(d, "extensions"),
+        reference_task_ids=v.str_list(d, "referenceTaskIds", "reference_task_ids"),
+        raw=d,
+    )
+
+
+def encode_message(message: Message) -> JSONDict:
+    out: JSONDict = {
+        "messageId": message.message_id,
+        "role": _ROLE_OUT[message.role],
+        "parts": [encode_part(p) for p in message.parts],
+    }
+    if message.context_id:
+        out["contextId"] = message.context_id
+    if message.task_id:
+        out["taskId"] = message.task_id
+    if message.metadata:
+        out["metadata"] = message.metadata
+    if message.extensions:
+        out["extensions"] = message.extensions
+    if message.reference_task_ids:
+        out["referenceTaskIds"] = message.reference_task_ids
+    return out
+
+
+def decode_status(value: Any) -> TaskStatus:
+    d = v.obj(value, "status")
+    wire = d.get("state")
+    msg = d.get("message")
+    return TaskStatus(
+        v.state(wire),
+        decode_message(msg) if msg is not None else None,
+        v.text(d, "timestamp"),
+        wire if isinstance(wire, str) else None,
+        d,
+    )
+
+
+def decode_artifact(value: Any) -> Artifact:
+    d = v.obj(value, "artifact")
+    return Artifact(
+        artifact_id=v.text(d, "artifactId", "artifact_id") or "",
+        parts=[decode_part(p) for p in v.items(d, "parts")],
+        name=v.text(d, "name"),
+        description=v.text(d, "description"),
+        metadata=v.optional_dict(d, "metadata"),
+        extensions=v.str_list(d, "extensions"),
+        raw=d,
+    )
+
+
+def decode_task(value: Any) -> Task:
+    d = v.obj(value, "task")
+    status = d.get("status")
+    return Task(
+        id=v.required_id(d, "id", None, "task"),
+        context_id=v.text(d, "contextId", "context_id"),
+        status=decode_status(status) if status is not None else v.bad("task has no status"),
+        artifacts=[decode_artifact(a) for a in v.items(d, "artifacts")],
+        history=[decode_message(m) for m in v.items(d, "history")],
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def decode_status_update(d: JSONDict) -> TaskStatusUpdateEvent:
+    status = decode_status(d.get("status"))
+    return TaskStatusUpdateEvent(
+        task_id=v.required_id(d, "taskId", "task_id", "status update"),
+        context_id=v.text(d, "contextId", "context_id"),
+        status=status,
+        # v1.0 has no flag: the stream ends after a terminal or interrupted state.
+        final=status.state.is_final or v.boolean(d, "final"),
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent(
+        task_id=v.required_id(d, "taskId", "task_id", "artifact update"),
+        context_id=v.text(d, "contextId", "context_id"),
+        artifact=decode_artifact(d.get("artifact")),
+        append=v.boolean(d, "append"),
+        last_chunk=v.boolean(d, "lastChunk", "last_chunk"),
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def decode_stream_response(value: Any) -> StreamEvent:
+    """A ``StreamResponse``: exactly one of task, message, statusUpdate, artifactUpdate."""
+    d = v.obj(value, "stream event")
+    if (x := d.get("statusUpdate", d.get("status_update"))) is not None:
+        return decode_status_update(v.obj(x, "statusUpdate"))
+    if (x := d.get("artifactUpdate", d.get("artifact_update"))) is not None:
+        return decode_artifact_update(v.obj(x, "artifactUpdate"))
+    if (x := d.get("task")) is not None:
+        return decode_task(x)
+    if (x := d.get("message")) is not None:
+        return decode_message(x)
+    v.bad("stream event has none of task, message, statusUpdate, artifactUpdate")
+
+
+def decode_push_config(value: Any) -> PushNotificationConfig:
+    d = v.obj(value, "push notification config")
+    auth = v.optional_dict(d, "authentication") or {}
+    url = v.text(d, "url")
+    if not url:
+        v.bad("push notification config has no url")
+    return PushNotificationConfig(
+        url=url,
+        task_id=v.text(d, "taskId", "task_id"),
+        id=v.text(d, "id"),
+        token=v.text(d, "token"),
+        auth_scheme=v.text(auth, "scheme"),
+        auth_credentials=v.text(auth, "credentials"),
+        raw=d,
+    )
+
+
+def encode_push_config(config: PushNotificationConfig, *, with_task: bool = True) -> JSONDict:
+    out: JSONDict = {"url": config.url}
+    if with_task and config.task_id:
+        out["taskId"] = config.task_id
+    if config.id:
+        out["id"] = config.id
+    if config.token:
+        out["token"] = config.token
+    if config.auth_scheme:
+        auth: JSONDict = {"scheme": config.auth_scheme}
+        if config.auth_credentials:
+            auth["credentials"] = config.auth_credentials
+        out["authentication"] = auth
+    return out
+
+
+class V1Dialect(Dialect):
+    """A2A v1.0 JSON-RPC."""
+
+    version = "1.0"
+    methods = {  # noqa: RUF012
+        "send": "SendMessage",
+        "stream": "SendStreamingMessage",
+        "get": "GetTask",
+        "list": "ListTasks",
+        "cancel": "CancelTask",
+        "subscribe": "SubscribeToTask",
+        "push_create": "CreateTaskPushNotificationConfig",
+        "push_get": "GetTaskPushNotificationConfig",
+        "push_list": "ListTaskPushNotificationConfigs",
+        "push_delete": "DeleteTaskPushNotificationConfig",
+        "extended_card": "GetExtendedAgentCard",
+    }
+
+    def __init__(self, tenant: str | None = None) -> None:
+        self.tenant = tenant
+
+    def headers(self) -> dict[str, str]:
+        return {"A2A-Version": "1.0"}
+
+    def _with_tenant(self, params: JSONDict) -> JSONDict:
+        if self.tenant:
+            params["tenant"] = self.tenant
+        return params
+
+    def encode_message(self, message: Message) -> JSONDict:
+        return encode_message(message)
+
+    def decode_message(self, value: Any) -> Message:
+        return decode_message(value)
+
+    def send_params(self, message: Message, config: SendConfig) -> JSONDict:
+        params: JSONDict = {"message": encode_message(message)}
+        conf: JSONDict = {}
+        if config.accepted_output_modes is not None:
+            conf["acceptedOutputModes"] = config.accepted_output_modes
+        if config.history_length is not None:
+            conf["historyLength"] = config.history_length
+        if not config.blocking:
+            conf["returnImmediately"] = True
+        if config.push_config is not None:
+            conf["taskPushNotificationConfig"] = encode_push_config(
+                config.push_config, with_task=False
+            )
+        if conf:
+            params["configuration"] = conf
+        if config.metadata:
+            params["metadata"] = config.metadata
+        return self._with_tenant(params)
+
+    def decode_send_result(self, value: Any) -> Task | Message:
+        d = v.obj(value, "SendMessage result")
+        if (x := d.get("task")) is not None:
+            return decode_task(x)
+        if (x := d.get("message")) is not None:
+            return decode_message(x)
+        v.bad("SendMessage result has neither task nor message")
+
+    def decode_event(self, value: Any) -> StreamEvent:
+        return decode_stream_response(value)
+
+    def decode_task(self, value: Any) -> Task:
+        return decode_task(value)
+
+    def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
+        return self._with_tenant(super().task_params(task_id, history_length))
+
+    def cancel_params(self, task_id: str, metadata: JSONDict | None = None) -> JSONDict:
+        return self._with_tenant(super().cancel_params(task_id, metadata))
+
+    def subscribe_params(self, task_id: str) -> JSONDict:
+        return self._with_tenant(super().subscribe_params(task_id))
+
+    def list_tasks_params(
+        self, context_id: str | None, limit: int | None, cursor: str | None, **filters: Any
+    ) -> JSONDict:
+        params: JSONDict = {}
+        if context_id:
+            params["contextId"] = context_id
+        if limit is not None:
+            params["pageSize"] = limit
+        if cursor:
+            params["pageToken"] = cursor
+        state = filters.get("status")
+        if state is not None:
+            params["status"] = "TASK_STATE_" + str(getattr(state, "value", state)).upper().replace(
+                "-", "_"
+            )
+        if filters.get("history_length") is not None:
+            params["historyLength"] = filters["history_length"]
+        if filters.get("include_artifacts"):
+            params["includeArtifacts"] = True
+        if filters.get("updated_after"):
+            params["statusTimestampAfter"] = filters["updated_after"]
+        return self._with_tenant(params)
+
+    def decode_task_page(self, value: Any) -> TaskPage:
+        d = v.obj(value, "ListTasks result")
+        size = d.get("pageSize", d.get("page_size"))
+        total = d.get("totalSize", d.get("total_size"))
+        return TaskPage(
+            tasks=[decode_task(t) for t in v.items(d, "tasks")],
+            next_cursor=v.text(d, "nextPageToken", "next_page_token") or None,
+            total_size=total if isinstance(total, int) else None,
+            page_size=size if isinstance(size, int) else None,
+            raw=d,
+        )
+
+    def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
+        return self._with_tenant(encode_push_config(config))
+
+    def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
+        params: JSONDict = {"taskId": task_id}
+        if config_id:
+            params["id"] = config_id
+        return self._with_tenant(params)
+
+    def push_list_params(self, task_id: str) -> JSONDict:
+        return self._with_tenant({"taskId": task_id})
+
+    def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
+        return self._with_tenant({"taskId": task_id, "id": config_id})
+
+    def decode_push_config(self, value: Any) -> PushNotificationConfig:
+        return decode_push_config(value)
+
+    def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
+        if isinstance(value, list):  # tolerate a bare array
+            return [decode_push_config(c) for c in value]
+        d = v.obj(value, "ListTaskPushNotificationConfigs result")
+        return [decode_push_config(c) for c in v.items(d, "configs")]

@@ -1,0 +1,297 @@
+"""The exception tree. Every runtime failure of the client is an ``A2AClientError``.
+
+Misuse (a bad argument, a closed client reused) raises ``ValueError`` / ``RuntimeError`` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from a2a_anyio._model import StreamEvent, Task, TaskState
+
+_BODY_PREVIEW = 500
+
+
+class A2AClientError(Exception):
+    """Root of every error the client raises at run time.
+
+    ``retryable`` says whether trying again may help; ``agent`` and ``method`` say where the
+    failure happened, when known; ``events`` holds the stream events received before it.
+    """
+
+    retryable: bool = False
+
+    def __init__(
+        self, message: str, *, agent: str | None = None, method: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.agent = agent
+        self.method = method
+        self.events: list[StreamEvent] = []
+
+    def __str__(self) -> str:
+        where = " ".join(x for x in (self.method, f"at {self.agent}" if self.agent else None) if x)
+        return f"{self.message} ({where})" if where else self.message
+
+
+class A2AConnectionError(A2AClientError):
+    """The server could not be reached, or the connection broke (DNS, refused, reset, TLS)."""
+
+    retryable = True
+
+
+class A2ATimeoutError(A2AConnectionError):
+    """A time limit expired; ``timeout`` names which: connect, read, stream-idle or deadline."""
+
+    def __init__(self, message: str, *, timeout: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.timeout = timeout
+
+
+class A2AHTTPError(A2AClientError):
+    """The server answered with an HTTP error status; ``body`` is truncated."""
+
+    def __init__(self, status_code: int, body: str = "", **kwargs: Any) -> None:
+        self.status_code = status_code
+        self.body = body[:_BODY_PREVIEW]
+        preview = " ".join(self.body.split())[:200]
+        msg = f"HTTP {status_code}" + (f": {preview}" if preview else "")
+        super().__init__(msg, **kwargs)
+        self.retryable = status_code in (429, 502, 503, 504)
+
+
+class A2AAuthError(A2AHTTPError):
+    """HTTP 401 or 403: credentials missing, wrong, or not enough."""
+
+
+class A2ADiscoveryError(A2AClientError):
+    """No usable agent card: missing, not JSON, not a card, or no interface this client speaks."""
+
+
+class A2AProtocolError(A2AClientError):
+    """The server broke the protocol: bad JSON, wrong JSON-RPC id, bad SSE frame, bad shape."""
+
+
+class A2ARPCError(A2AClientError):
+    """A JSON-RPC error object from the server, with ``code``, ``data`` and v1.0 ``reason``."""
+
+    code: int = 0
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        data: Any = None,
+        reason: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        if code is not None:
+            self.code = code
+        self.data = data
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {super().__str__()}"
+
+
+class TaskNotFoundError(A2ARPCError):
+    """-32001: the task does not exist, expired, or is not visible to the caller."""
+
+    code = -32001
+
+    def __init__(
+        self, task_id: str | None = None, message: str | None = None, **kwargs: Any
+    ) -> None:
+        self.task_id = task_id
+        super().__init__(message or f"task not found: {task_id}", **kwargs)
+
+
+class TaskNotCancelableError(A2ARPCError):
+    """-32002: the task is in a state that cannot be canceled."""
+
+    code = -32002
+
+    def __init__(
+        self, state: TaskState | str | None = None, message: str | None = None, **kwargs: Any
+    ) -> None:
+        self.state = state
+        text = getattr(state, "value", state)
+        super().__init__(message or f"task cannot be canceled in state {text}", **kwargs)
+
+
+class PushNotificationNotSupportedError(A2ARPCError):
+    """-32003: the agent does not support push notifications."""
+
+    code = -32003
+
+
+class UnsupportedOperationError(A2ARPCError):
+    """-32004: the operation or option is not supported (also: a message to a terminal task)."""
+
+    code = -32004
+
+
+class ContentTypeNotSupportedError(A2ARPCError):
+    """-32005: a part's media type is not accepted."""
+
+    code = -32005
+
+
+class InvalidAgentResponseError(A2ARPCError):
+    """-32006: the agent produced something that does not fit the method's contract."""
+
+    code = -32006
+
+
+class ExtendedCardNotConfiguredError(A2ARPCError):
+    """-32007: the agent declares an extended card but has none configured."""
+
+    code = -32007
+
+
+class ExtensionSupportRequiredError(A2ARPCError):
+    """-32008: the agent requires an extension the request did not opt in to."""
+
+    code = -32008
+
+
+class VersionNotSupportedError(A2ARPCError):
+    """-32009: the interface does not serve the requested A2A version."""
+
+    code = -32009
+
+
+class ParseError(A2ARPCError):
+    """-32700: the server could not parse the request."""
+
+    code = -32700
+
+
+class InvalidRequestError(A2ARPCError):
+    """-32600: the request was not a valid JSON-RPC request."""
+
+    code = -32600
+
+
+class MethodNotFoundError(A2ARPCError):
+    """-32601: the method does not exist on this endpoint (often: a different dialect)."""
+
+    code = -32601
+
+
+class InvalidParamsError(A2ARPCError):
+    """-32602: the parameters failed validation."""
+
+    code = -32602
+
+
+class A2AServerError(A2ARPCError):
+    """-32603 (internal error) and any code this client does not know."""
+
+    code = -32603
+
+    def __init__(self, message: str, code: int = -32603, **kwargs: Any) -> None:
+        super().__init__(message, code=code, **kwargs)
+
+
+class TaskFailedError(A2AClientError):
+    """A helper that promises a result got a failed, rejected or canceled task."""
+
+    def __init__(self, task: Task, message: str | None = None, **kwargs: Any) -> None:
+        self.task = task
+        status_text = task.status.message.text if task.status.message else ""
+        state = task.status.state.value
+        super().__init__(message or f"task {task.id} {state}: {status_text}".rstrip(": "), **kwargs)
+
+
+_STANDARD: dict[int, type[A2ARPCError]] = {
+    -32700: ParseError,
+    -32600: InvalidRequestError,
+    -32601: MethodNotFoundError,
+    -32602: InvalidParamsError,
+    -32603: A2AServerError,
+    -32001: TaskNotFoundError,
+    -32002: TaskNotCancelableError,
+    -32003: PushNotificationNotSupportedError,
+    -32004: UnsupportedOperationError,
+}
+# -32005..-32009 changed meaning across versions (a2a-protocol §5.2): only the versions that
+# define a code map it to a class; elsewhere it is an A2AServerError that keeps the code.
+_BY_VERSION: dict[str, dict[int, type[A2ARPCError]]] = {
+    "legacy": {},
+    "0.2": {-32005: ContentTypeNotSupportedError, -32006: InvalidAgentResponseError},
+    "0.3": {
+        -32005: ContentTypeNotSupportedError,
+        -32006: InvalidAgentResponseError,
+        -32007: ExtendedCardNotConfiguredError,
+    },
+    "1.0": {
+        -32005: ContentTypeNotSupportedError,
+        -32006: InvalidAgentResponseError,
+        -32007: ExtendedCardNotConfiguredError,
+        -32008: ExtensionSupportRequiredError,
+        -32009: VersionNotSupportedError,
+    },
+}
+_BY_REASON: dict[str, type[A2ARPCError]] = {
+    "TASK_NOT_FOUND": TaskNotFoundError,
+    "TASK_NOT_CANCELABLE": TaskNotCancelableError,
+    "PUSH_NOTIFICATION_NOT_SUPPORTED": PushNotificationNotSupportedError,
+    "UNSUPPORTED_OPERATION": UnsupportedOperationError,
+    "CONTENT_TYPE_NOT_SUPPORTED": ContentTypeNotSupportedError,
+    "INVALID_AGENT_RESPONSE": InvalidAgentResponseError,
+    "EXTENDED_AGENT_CARD_NOT_CONFIGURED": ExtendedCardNotConfiguredError,
+    "EXTENSION_SUPPORT_REQUIRED": ExtensionSupportRequiredError,
+    "VERSION_NOT_SUPPORTED": VersionNotSupportedError,
+    "INVALID_PARAMS": InvalidParamsError,
+    "INVALID_REQUEST": InvalidRequestError,
+    "METHOD_NOT_FOUND": MethodNotFoundError,
+    "INTERNAL_ERROR": A2AServerError,
+    "PARSE_ERROR": ParseError,
+}
+
+
+def error_reason(data: Any) -> str | None:
+    """The ``reason`` of the first ``google.rpc.ErrorInfo`` in v1.0 error details, if any."""
+    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
+        for item in data:
+            if not isinstance(item, dict) or not isinstance(reason := item.get("reason"), str):
+                continue
+            if "@type" not in item or str(item["@type"]).endswith("ErrorInfo"):
+                return reason
+    return None
+
+
+def rpc_error(
+    code: Any,
+    message: Any,
+    data: Any = None,
+    *,
+    version: str = "1.0",
+    task_id: str | None = None,
+    agent: str | None = None,
+    method: str | None = None,
+) -> A2ARPCError:
+    """The typed error for a JSON-RPC error object, honouring the dialect and ErrorInfo.reason."""
+    text = message if isinstance(message, str) and message else "JSON-RPC error"
+    num = code if isinstance(code, int) and not isinstance(code, bool) else -32603
+    reason = error_reason(data)
+    cls = (
+        _BY_REASON.get(reason or "") or _BY_VERSION.get(version, {}).get(num) or _STANDARD.get(num)
+    )
+    kwargs: dict[str, Any] = {"data": data, "reason": reason, "agent": agent, "method": method}
+    if cls is None or cls is A2AServerError:
+        return A2AServerError(text, code=num, **kwargs)
+    if cls is TaskNotFoundError:
+        err: A2ARPCError = TaskNotFoundError(task_id, text, **kwargs)
+    elif cls is TaskNotCancelableError:
+        err = TaskNotCancelableError(None, text, **kwargs)
+    else:
+        err = cls(text, **kwargs)
+    err.code = num
+    return err

@@ -1,0 +1,261 @@
+"""The I/O boundary: the only module that imports httpx and httpx-sse.
+
+Every httpx exception becomes an ``A2AClientError`` here, once, with the cause chained.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2AConnectionError,
+    A2AProtocolError,
+    A2ATimeoutError,
+)
+
+AsyncClient = httpx.AsyncClient
+VerifyTypes = bool | str | ssl.SSLContext
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+_USER_AGENT = "a2a-anyio"
+
+
+@dataclass(slots=True)
+class RawResponse:
+    """A response read whole: status, headers and body bytes."""
+
+    status: int
+    headers: Mapping[str, str]
+    content: bytes
+    url: str
+
+    @property
+    def content_type(self) -> str:
+        """The media type without parameters, lower-cased."""
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def make_client(
+    *,
+    verify: VerifyTypes = True,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    max_connections: int = 100,
+) -> httpx.AsyncClient:
+    """The httpx client an A2AClient owns when none is injected."""
+    if isinstance(verify, str):
+        verify = ssl.create_default_context(cafile=verify)
+    return httpx.AsyncClient(
+        verify=verify,
+        timeout=httpx.Timeout(timeout, connect=connect_timeout),
+        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=20),
+        headers={"User-Agent": _USER_AGENT},
+        follow_redirects=False,
+    )
+
+
+def _mapped(exc: httpx.HTTPError, url: str) -> A2AClientError:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return A2ATimeoutError(f"connect timeout to {url}", timeout="connect")
+    if isinstance(exc, httpx.ReadTimeout):
+        return A2ATimeoutError(f"read timeout from {url}", timeout="read")
+    if isinstance(exc, httpx.WriteTimeout):
+        return A2ATimeoutError(f"write timeout to {url}", timeout="write")
+    if isinstance(exc, httpx.PoolTimeout):
+        return A2ATimeoutError(f"no free connection for {url}", timeout="pool")
+    if isinstance(exc, httpx.ConnectError):
+        return A2AConnectionError(f"cannot connect to {url}: {exc}")
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.DecodingError)):
+        return A2AProtocolError(f"broken HTTP response from {url}: {exc}")
+    if isinstance(exc, httpx.TransportError):
+        return A2AConnectionError(f"connection to {url} failed: {exc}")
+    return A2AProtocolError(f"HTTP error with {url}: {exc}")
+
+
+class HttpTransport:
+    """Sends requests through one httpx.AsyncClient and reads bounded responses."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient | None = None,
+        *,
+        owns_client: bool | None = None,
+        verify: VerifyTypes = True,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.client = client if client is not None else make_client(verify=verify, timeout=timeout)
+        self.owns_client = owns_client if owns_client is not None else client is None
+        self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        deadline: float | None = None,
+    ) -> RawResponse:
+        """Send a request and read the whole response, within ``deadline`` seconds if given."""
+        request = self.client.build_request(method, url, content=content, headers=headers)
+        try:
+            with anyio.fail_after(deadline):
+                response = await self.client.send(request, stream=True)
+                try:
+                    body = await self._read(response, url)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise A2ATimeoutError(
+                f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise _mapped(exc, url) from exc
+        return RawResponse(response.status_code, response.headers, body, url)
+
+    async def _read(self, response: httpx.Response, url: str) -> bytes:
+        limit = self.max_response_bytes
+        declared = response.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise A2AProtocolError(f"response from {url} is {declared} bytes, over {limit}")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise A2AProtocolError(f"response from {url} exceeds {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def open_sse(
+        self, method: str, url: str, *, content: bytes | None, headers: Mapping[str, str]
+    ) -> SSEConnection:
+        """A server-sent-events connection, opened by entering it."""
+        return SSEConnection(self, method, url, content, headers)
+
+    async def aclose(self) -> None:
+        """Close the httpx client if this transport created it."""
+        if self.owns_client:
+            await self.client.aclose()
+
+
+@dataclass(slots=True)
+class SSEEvent:
+    """One server-sent event: its ``event`` name and its ``data`` (data lines joined by \\n)."""
+
+    event: str
+    data: str
+
+
+class SSEConnection:
+    """An open event stream; ``error_response`` is set instead when the server did not stream.
+
+    Servers answer a failing streaming call with a plain JSON body (or an HTTP error) rather
+    than an event stream; that answer is read whole and kept for the caller to decode.
+    """
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+    ) -> None:
+        self._transport = transport
+        self._method = method
+        self.url = url
+        self._content = content
+        self._headers = {**headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        self._response: httpx.Response | None = None
+        self._events: AsyncIterator[Any] | None = None
+        self.error_response: RawResponse | None = None
+
+    async def __aenter__(self) -> SSEConnection:
+        client = self._transport.client
+        # The stream itself has no read timeout: the idle gap between events is guarded above.
+        timeout = httpx.Timeout(self._transport.timeout, read=None)
+        request = client.build_request(
+            self._method, self.url, content=self._content, headers=self._headers, timeout=timeout
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise _mapped(exc, self.url) from exc
+        self._response = response
+        ctype = response.headers.get("content-type", "")
+        if response.status_code != 200 or "text/event-stream" not in ctype:
+            try:
+                body = await self._transport._read(response, self.url)
+            except httpx.HTTPError as exc:
+                raise _mapped(exc, self.url) from exc
+            finally:
+                await self.aclose()
+            self.error_response = RawResponse(
+                response.status_code, response.headers, body, self.url
+            )
+            return self
+        self._events = EventSource(response).aiter_sse()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def next_event(self) -> SSEEvent | None:
+        """The next event that carries data (comments and empty events skipped); None at EOF."""
+        events = self._events
+        if events is None:
+            return None
+        try:
+            async for sse in events:
+                if sse.data:
+                    return SSEEvent(sse.event, sse.data)
+        except httpx.HTTPError as exc:
+            raise _mapped(exc, self.url) from exc
+        except SSEError as exc:
+            raise A2AProtocolError(f"bad event stream from {self.url}: {exc}") from exc
+        return None
+
+    async def aclose(self) -> None:
+        """Release the connection; safe to call more than once, also while cancelled."""
+        events, self._events = self._events, None
+        response, self._response = self._response, None
+        with anyio.CancelScope(shield=True):
+            if response is not None:
+                await response.aclose()
+            if events is not None:
+                await _finish(events)
+
+
+async def _finish(events: AsyncIterator[Any]) -> None:
+    """Run a half-read event iterator to its end once its response is closed.
+
+    httpx-sse iterates a chain of httpx's async generators; closing only the outer one would
+    abandon the inner ones, which trio reports as garbage-collected generators. With the
+    response closed, reading on ends every generator of the chain at once, by exhaustion or by
+    the read error, which is expected here and dropped.
+    """
+    with anyio.move_on_after(1.0):
+        try:
+            async for _ in events:
+                pass
+        except (httpx.HTTPError, SSEError, anyio.ClosedResourceError):
+            pass

@@ -1,0 +1,359 @@
+"""The version-neutral typed model every dialect decodes into and encodes from.
+
+Objects decoded from the wire keep the JSON dict they came from in ``raw`` (``None`` for
+objects built in code), so nothing a server sent is ever lost to the model.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+JSONDict = dict[str, Any]
+
+
+class Role(str, enum.Enum):
+    """Who wrote a message."""
+
+    USER = "user"
+    AGENT = "agent"
+    UNSPECIFIED = "unspecified"
+
+
+class TaskState(str, enum.Enum):
+    """The state of a task; ``UNKNOWN`` stands for any value this client does not recognise.
+
+    The wire value of an unrecognised state is kept in ``TaskStatus.wire_state``.
+    """
+
+    SUBMITTED = "submitted"
+    WORKING = "working"
+    INPUT_REQUIRED = "input-required"
+    AUTH_REQUIRED = "auth-required"
+    COMPLETED = "completed"
+    CANCELED = "canceled"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    UNKNOWN = "unknown"
+
+    @property
+    def is_terminal(self) -> bool:
+        """True for states a task never leaves: completed, canceled, failed, rejected."""
+        return self in _TERMINAL
+
+    @property
+    def is_interrupted(self) -> bool:
+        """True when the agent waits for the client: input-required, auth-required."""
+        return self in _INTERRUPTED
+
+    @property
+    def is_final(self) -> bool:
+        """True when a stream or a blocking call ends here: terminal or interrupted."""
+        return self in _TERMINAL or self in _INTERRUPTED
+
+
+_TERMINAL = frozenset(
+    {TaskState.COMPLETED, TaskState.CANCELED, TaskState.FAILED, TaskState.REJECTED}
+)
+_INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
+
+
+@dataclass(slots=True)
+class TextPart:
+    """A piece of text."""
+
+    text: str
+    media_type: str | None = None
+    metadata: JSONDict | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class FilePart:
+    """A file, inline (``data`` holds its bytes) or by reference (``url``)."""
+
+    data: bytes | None = None
+    url: str | None = None
+    media_type: str | None = None
+    name: str | None = None
+    metadata: JSONDict | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("a FilePart holds exactly one of data= or url=")
+
+
+@dataclass(slots=True)
+class DataPart:
+    """Structured data: any JSON value (pre-1.0 peers accept only objects)."""
+
+    data: Any
+    media_type: str | None = None
+    metadata: JSONDict | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+
+Part = TextPart | FilePart | DataPart
+
+
+def _joined_text(parts: Sequence[Part]) -> str:
+    return "".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+def _first_data(parts: Sequence[Part]) -> Any:
+    for p in parts:
+        if isinstance(p, DataPart):
+            return p.data
+    return None
+
+
+@dataclass(slots=True)
+class Message:
+    """One turn of a conversation between a user and an agent."""
+
+    role: Role
+    parts: list[Part]
+    message_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    context_id: str | None = None
+    task_id: str | None = None
+    metadata: JSONDict | None = None
+    extensions: list[str] | None = None
+    reference_task_ids: list[str] | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def user(
+        cls,
+        text: str | None = None,
+        *,
+        data: Any = None,
+        context_id: str | None = None,
+        task_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """A user message with a text part and/or a data part and a fresh message id."""
+        parts: list[Part] = []
+        if text is not None:
+            parts.append(TextPart(text))
+        if data is not None:
+            parts.append(DataPart(data))
+        if not parts:
+            raise ValueError("a message needs text=, data= or both")
+        return cls(
+            Role.USER,
+            parts,
+            context_id=context_id,
+            task_id=task_id,
+            metadata=dict(metadata) if metadata is not None else None,
+        )
+
+    @property
+    def text(self) -> str:
+        """The text parts joined together ("" when there are none)."""
+        return _joined_text(self.parts)
+
+
+@dataclass(slots=True)
+class Artifact:
+    """An output of a task."""
+
+    artifact_id: str
+    parts: list[Part]
+    name: str | None = None
+    description: str | None = None
+    metadata: JSONDict | None = None
+    extensions: list[str] | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The text parts joined together."""
+        return _joined_text(self.parts)
+
+    @property
+    def data(self) -> Any:
+        """The value of the first data part, or None."""
+        return _first_data(self.parts)
+
+
+@dataclass(slots=True)
+class TaskStatus:
+    """Where a task stands, with an optional message from the agent."""
+
+    state: TaskState
+    message: Message | None = None
+    timestamp: str | None = None
+    wire_state: str | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class Task:
+    """A unit of work an agent tracks."""
+
+    id: str
+    context_id: str | None
+    status: TaskStatus
+    artifacts: list[Artifact] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
+    metadata: JSONDict | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def state(self) -> TaskState:
+        """Shortcut for ``task.status.state``."""
+        return self.status.state
+
+    @property
+    def text(self) -> str:
+        """The text of every artifact, joined in order."""
+        return "".join(a.text for a in self.artifacts)
+
+
+@dataclass(slots=True)
+class TaskStatusUpdateEvent:
+    """A change of a task's status.
+
+    ``final`` is true on the last event of a stream in every dialect: pre-1.0 servers send it,
+    and for v1.0 (which has no such flag) it is set for terminal and interrupted states.
+    """
+
+    task_id: str
+    context_id: str | None
+    status: TaskStatus
+    final: bool = False
+    metadata: JSONDict | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class TaskArtifactUpdateEvent:
+    """A new artifact, or a chunk of one (``append``) that may be the last (``last_chunk``)."""
+
+    task_id: str
+    context_id: str | None
+    artifact: Artifact
+    append: bool = False
+    last_chunk: bool = False
+    metadata: JSONDict | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+
+StreamEvent = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
+
+
+@dataclass(slots=True)
+class TaskPage:
+    """One page of ``list_tasks``; ``next_cursor`` is None on the last page."""
+
+    tasks: list[Task]
+    next_cursor: str | None = None
+    total_size: int | None = None
+    page_size: int | None = None
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class PushNotificationConfig:
+    """Where and how an agent posts notifications about a task."""
+
+    url: str
+    task_id: str | None = None
+    id: str | None = None
+    token: str | None = None
+    auth_scheme: str | None = None
+    auth_credentials: str | None = field(default=None, repr=False)
+    raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class AgentInterface:
+    """One endpoint of an agent: its URL, binding (JSONRPC, HTTP+JSON, GRPC) and version."""
+
+    url: str
+    binding: str = "JSONRPC"
+    protocol_version: str | None = None
+    tenant: str | None = None
+
+
+@dataclass(slots=True)
+class AgentExtension:
+    """An extension the agent supports."""
+
+    uri: str
+    description: str | None = None
+    required: bool = False
+    params: JSONDict | None = None
+
+
+@dataclass(slots=True)
+class AgentCapabilities:
+    """Optional features of an agent."""
+
+    streaming: bool = False
+    push_notifications: bool = False
+    extended_agent_card: bool = False
+    state_transition_history: bool = False
+    extensions: list[AgentExtension] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class AgentSkill:
+    """Something the agent can do."""
+
+    id: str
+    name: str
+    description: str | None = None
+    tags: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+    input_modes: list[str] | None = None
+    output_modes: list[str] | None = None
+
+
+@dataclass(slots=True)
+class AgentProvider:
+    """The organisation behind an agent."""
+
+    organization: str
+    url: str | None = None
+
+
+@dataclass(slots=True)
+class SecurityScheme:
+    """An authentication scheme a card declares, in one shape for every card version.
+
+    ``type`` is one of ``apiKey``, ``http``, ``oauth2``, ``openIdConnect``, ``mutualTLS``.
+    """
+
+    type: str
+    scheme: str | None = None
+    bearer_format: str | None = None
+    location: str | None = None
+    name: str | None = None
+    flows: JSONDict | None = None
+    open_id_connect_url: str | None = None
+    description: str | None = None
+
+
+@dataclass(slots=True)
+class AgentCard:
+    """What an agent says about itself, normalised from any card version."""
+
+    name: str
+    description: str
+    version: str | None
+    interfaces: list[AgentInterface]
+    capabilities: AgentCapabilities
+    skills: list[AgentSkill] = field(default_factory=list)
+    security_schemes: dict[str, SecurityScheme] = field(default_factory=dict)
+    security_requirements: list[dict[str, list[str]]] = field(default_factory=list)
+    provider: AgentProvider | None = None
+    default_input_modes: list[str] = field(default_factory=list)
+    default_output_modes: list[str] = field(default_factory=list)
+    documentation_url: str | None = None
+    icon_url: str | None = None
+    raw: JSONDict = field(default_factory=dict, repr=False, compare=False)

@@ -1,0 +1,45 @@
+"""One-shot helpers for scripts that keep no client: each opens a client, calls, closes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from a2a_anyio._client import A2AClient
+from a2a_anyio._model import AgentCard, DataPart, Message, Part, Role, Task, TextPart
+
+
+async def discover(url: str, **options: Any) -> AgentCard:
+    """The agent card at ``url`` (options as for ``A2AClient``)."""
+    async with A2AClient(url, **options) as client:
+        return await client.get_card()
+
+
+async def send_text(
+    url: str,
+    text: str,
+    *,
+    tool: str | None = None,
+    arguments: Any = None,
+    **options: Any,
+) -> Task | Message:
+    """Send ``text`` (and ``{"tool": ..., "arguments": ...}`` as a data part when ``tool`` is
+    named) and return the resulting Task or Message."""
+    parts: list[Part] = [TextPart(text)]
+    if tool is not None:
+        parts.append(
+            DataPart({"tool": tool, "arguments": arguments if arguments is not None else {}})
+        )
+    async with A2AClient(url, **options) as client:
+        return await client.send_message(Message(Role.USER, parts))
+
+
+async def get_task(url: str, task_id: str, **options: Any) -> Task:
+    """The task ``task_id`` of the agent at ``url``."""
+    async with A2AClient(url, **options) as client:
+        return await client.get_task(task_id)
+
+
+async def cancel_task(url: str, task_id: str, **options: Any) -> Task:
+    """Cancel the task ``task_id`` of the agent at ``url``."""
+    async with A2AClient(url, **options) as client:
+        return await client.cancel_task(task_id)
