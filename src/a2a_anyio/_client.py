@@ -64,6 +64,7 @@ def coerce_message(message: MessageInput) -> Message:
         return Message.user(message)
     if isinstance(message, Mapping):
         d = dict(message)
+        d.setdefault("role", "user")
         parts = d.get("parts") or []
         pre_v1 = d.get("kind") == "message" or d.get("role") in ("user", "agent")
         pre_v1 = pre_v1 or any(isinstance(p, dict) and ("kind" in p or "type" in p) for p in parts)
@@ -118,8 +119,13 @@ class A2AClient:
             self._secret_headers["Authorization"] = auth
         if cookies:
             self._secret_headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        # The card lives on the user's own origin, so it may need their credentials.
         self._fetcher = AgentCardFetcher(
-            self._http, self.url or self.endpoint or "", ttl=card_ttl, timeout=timeout
+            self._http,
+            self.url or self.endpoint or "",
+            ttl=card_ttl,
+            timeout=timeout,
+            headers=self._secret_headers,
         )
         self._card: AgentCard | None = (
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None

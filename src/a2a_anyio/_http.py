@@ -65,7 +65,11 @@ def make_client(
     )
 
 
-def _mapped(exc: httpx.HTTPError, url: str) -> A2AClientError:
+#: Everything httpx raises at run time (InvalidURL and StreamError are not HTTPErrors).
+HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
+
+
+def _mapped(exc: Exception, url: str) -> A2AClientError:
     if isinstance(exc, httpx.ConnectTimeout):
         return A2ATimeoutError(f"connect timeout to {url}", timeout="connect")
     if isinstance(exc, httpx.ReadTimeout):
@@ -110,8 +114,8 @@ class HttpTransport:
         deadline: float | None = None,
     ) -> RawResponse:
         """Send a request and read the whole response, within ``deadline`` seconds if given."""
-        request = self.client.build_request(method, url, content=content, headers=headers)
         try:
+            request = self.client.build_request(method, url, content=content, headers=headers)
             with anyio.fail_after(deadline):
                 response = await self.client.send(request, stream=True)
                 try:
@@ -122,7 +126,7 @@ class HttpTransport:
             raise A2ATimeoutError(
                 f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
             ) from None
-        except httpx.HTTPError as exc:
+        except HTTPX_ERRORS as exc:
             raise _mapped(exc, url) from exc
         return RawResponse(response.status_code, response.headers, body, url)
 
@@ -188,19 +192,23 @@ class SSEConnection:
         client = self._transport.client
         # The stream itself has no read timeout: the idle gap between events is guarded above.
         timeout = httpx.Timeout(self._transport.timeout, read=None)
-        request = client.build_request(
-            self._method, self.url, content=self._content, headers=self._headers, timeout=timeout
-        )
         try:
+            request = client.build_request(
+                self._method,
+                self.url,
+                content=self._content,
+                headers=self._headers,
+                timeout=timeout,
+            )
             response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+        except HTTPX_ERRORS as exc:
             raise _mapped(exc, self.url) from exc
         self._response = response
         ctype = response.headers.get("content-type", "")
         if response.status_code != 200 or "text/event-stream" not in ctype:
             try:
                 body = await self._transport._read(response, self.url)
-            except httpx.HTTPError as exc:
+            except HTTPX_ERRORS as exc:
                 raise _mapped(exc, self.url) from exc
             finally:
                 await self.aclose()
@@ -228,7 +236,7 @@ class SSEConnection:
             async for sse in events:
                 if sse.data:
                     return SSEEvent(sse.event, sse.data)
-        except httpx.HTTPError as exc:
+        except HTTPX_ERRORS as exc:
             raise _mapped(exc, self.url) from exc
         except SSEError as exc:
             raise A2AProtocolError(f"bad event stream from {self.url}: {exc}") from exc

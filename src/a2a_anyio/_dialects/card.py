@@ -179,12 +179,14 @@ def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
     out: list[dict[str, list[str]]] = []
     for item in v.items(card, "securityRequirements"):  # v1.0
         schemes = v.optional_dict(v.obj(item, "security requirement"), "schemes") or {}
-        out.append({k: list((s or {}).get("list") or []) for k, s in schemes.items()})
+        out.append(
+            {k: v.str_list(v.obj(s or {}, "scopes"), "list") or [] for k, s in schemes.items()}
+        )
     if out:
         return out
     for item in v.items(card, "security"):  # v0.2 / v0.3
         d = v.obj(item, "security requirement")
-        out.append({k: list(s or []) for k, s in d.items()})
+        out.append({k: v.str_list({"scopes": s}, "scopes") or [] for k, s in d.items()})
     if not out and isinstance(card.get("authentication"), dict):  # legacy
         out = [{s: [] for s in v.str_list(card["authentication"], "schemes") or []}]
     return out

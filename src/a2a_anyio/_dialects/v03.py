@@ -53,6 +53,8 @@ def decode_part(value: Any) -> Part:
         data = d.get("data")
         if metadata and metadata.get(_COMPAT_MARK) and isinstance(data, dict) and "value" in data:
             data = data["value"]
+            # The mark is wire-only (the SDK pops it too): it must not leak into the model.
+            metadata = {k: x for k, x in metadata.items() if k != _COMPAT_MARK} or None
         return DataPart(data, None, metadata, d)
     v.bad(f"unknown part kind {kind!r}")
 

@@ -1,0 +1,290 @@
+"""AgentCardFetcher: fallback path, TTL, Cache-Control, ETag, single flight, failures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from a2a_anyio import A2AConnectionError, A2ADiscoveryError, AgentCardFetcher
+from a2a_anyio._http import HttpTransport
+
+from ._support import BASE, jump, on_mock_clock, v1_card
+
+pytestmark = pytest.mark.anyio
+
+CARD = v1_card()
+NEW = BASE + "/.well-known/agent-card.json"
+OLD = BASE + "/.well-known/agent.json"
+
+
+class CardServer:
+    """Answers card requests with ``respond(request)``; keeps every request."""
+
+    def __init__(self, respond: Callable[[httpx.Request], httpx.Response]) -> None:
+        self.respond = respond
+        self.requests: list[httpx.Request] = []
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        await anyio.lowlevel.checkpoint()
+        return self.respond(request)
+
+    @property
+    def urls(self) -> list[str]:
+        return [str(r.url) for r in self.requests]
+
+
+def card_response(headers: dict[str, str] | None = None, card: Any = CARD) -> httpx.Response:
+    return httpx.Response(200, json=card, headers=headers or {})
+
+
+async def fetch_with(
+    server: CardServer, *, base: str = BASE, ttl: float = 300.0, times: int = 1
+) -> Any:
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), base, ttl=ttl)
+        return [await fetcher.fetch() for _ in range(times)]
+
+
+async def test_fetches_and_caches() -> None:
+    server = CardServer(lambda r: card_response())
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(http, BASE)  # a bare httpx client is accepted too
+        first = await fetcher.fetch()
+        second = await fetcher.fetch()
+    assert first.name == "Test Agent"
+    assert second is first
+    assert server.urls == [NEW]
+    assert fetcher.card_url == NEW
+    assert fetcher.requests == 1
+
+
+async def test_falls_back_to_agent_json_on_404() -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("agent-card.json"):
+            return httpx.Response(404, text="nope")
+        return card_response()
+
+    server = CardServer(respond)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE + "/")
+        card = await fetcher.fetch()
+    assert card.name == "Test Agent"
+    assert server.urls == [NEW, OLD]
+    assert fetcher.card_url == OLD
+
+
+async def test_falls_back_on_an_html_page() -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("agent-card.json"):
+            return httpx.Response(200, html="<html>welcome</html>")
+        return card_response()
+
+    server = CardServer(respond)
+    [card] = await fetch_with(server)
+    assert card.name == "Test Agent"
+    assert server.urls == [NEW, OLD]
+
+
+async def test_card_url_given_directly() -> None:
+    server = CardServer(lambda r: card_response())
+    [card] = await fetch_with(server, base=BASE + "/cards/me.json")
+    assert card.name == "Test Agent"
+    assert server.urls == [BASE + "/cards/me.json"]
+
+
+@on_mock_clock()
+async def test_ttl_expiry() -> None:
+    server = CardServer(lambda r: card_response())
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=300)
+        first = await fetcher.fetch()
+        jump(299)
+        assert await fetcher.fetch() is first
+        assert len(server.requests) == 1
+        jump(2)
+        again = await fetcher.fetch()
+    assert again.name == first.name
+    assert server.urls == [NEW, NEW]
+
+
+@on_mock_clock()
+async def test_max_age_shorter_than_ttl() -> None:
+    server = CardServer(lambda r: card_response({"Cache-Control": "public, max-age=10"}))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=300)
+        await fetcher.fetch()
+        jump(9)
+        await fetcher.fetch()
+        assert len(server.requests) == 1
+        jump(2)
+        await fetcher.fetch()
+    assert len(server.requests) == 2
+
+
+@on_mock_clock()
+async def test_max_age_longer_than_ttl() -> None:
+    server = CardServer(lambda r: card_response({"Cache-Control": "max-age=100"}))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=5)
+        await fetcher.fetch()
+        jump(50)
+        await fetcher.fetch()
+        assert len(server.requests) == 1
+        jump(51)
+        await fetcher.fetch()
+    assert len(server.requests) == 2
+
+
+@on_mock_clock()
+async def test_no_store_disables_reuse_and_etag() -> None:
+    server = CardServer(lambda r: card_response({"Cache-Control": "no-store", "ETag": '"v1"'}))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=300)
+        for _ in range(3):
+            await fetcher.fetch()
+    assert len(server.requests) == 3
+    assert all("if-none-match" not in r.headers for r in server.requests)
+
+
+@on_mock_clock()
+async def test_no_cache_revalidates_every_time_with_the_etag() -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("if-none-match") == '"v1"':
+            return httpx.Response(304, headers={"Cache-Control": "no-cache"})
+        return card_response({"Cache-Control": "no-cache", "ETag": '"v1"'})
+
+    server = CardServer(respond)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=300)
+        first = await fetcher.fetch()
+        assert await fetcher.fetch() is first
+        assert await fetcher.fetch() is first
+    assert [r.headers.get("if-none-match") for r in server.requests] == [None, '"v1"', '"v1"']
+
+
+@on_mock_clock()
+async def test_etag_and_304_renew_the_card() -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("if-none-match") == 'W/"abc"':
+            return httpx.Response(304, headers={"Cache-Control": "max-age=60"})
+        return card_response({"ETag": 'W/"abc"', "Cache-Control": "max-age=60"})
+
+    server = CardServer(respond)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=300)
+        first = await fetcher.fetch()
+        assert "if-none-match" not in server.requests[0].headers
+        jump(61)
+        assert await fetcher.fetch() is first  # 304: the same card
+        assert server.requests[1].headers["if-none-match"] == 'W/"abc"'
+        jump(59)
+        assert await fetcher.fetch() is first  # renewed for max-age=60 by the 304
+        assert len(server.requests) == 2
+        jump(2)
+        assert await fetcher.fetch() is first
+    assert len(server.requests) == 3
+    assert server.urls == [NEW, NEW, NEW]
+
+
+@on_mock_clock()
+async def test_changed_card_replaces_the_cached_one() -> None:
+    cards = iter([v1_card(), v1_card(name="Renamed")])
+    server = CardServer(lambda r: card_response({"ETag": '"x"'}, card=next(cards)))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=10)
+        assert (await fetcher.fetch()).name == "Test Agent"
+        jump(11)
+        assert (await fetcher.fetch()).name == "Renamed"
+
+
+async def test_force_and_invalidate() -> None:
+    server = CardServer(lambda r: card_response({"ETag": '"e"'}))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE)
+        await fetcher.fetch()
+        await fetcher.fetch(force=True)
+        assert server.requests[1].headers["if-none-match"] == '"e"'
+        fetcher.invalidate()
+        assert fetcher.card_url is None
+        await fetcher.fetch()
+        assert "if-none-match" not in server.requests[2].headers
+    assert len(server.requests) == 3
+
+
+async def test_concurrent_first_fetches_make_one_request() -> None:
+    started = 0
+    seen_started: list[int] = []
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        seen_started.append(started)
+        for _ in range(50):  # let every other caller run up to the lock while we "work"
+            await anyio.lowlevel.checkpoint()
+        seen_started.append(started)
+        return card_response()
+
+    cards: list[Any] = []
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE)
+
+        async def one() -> None:
+            nonlocal started
+            started += 1
+            cards.append(await fetcher.fetch())
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(100):
+                tg.start_soon(one)
+    assert len(seen_started) == 2  # exactly one HTTP request
+    assert seen_started[1] == 100  # and all 100 callers were waiting while it ran
+    assert len(cards) == 100
+    assert all(c is cards[0] for c in cards)
+    assert fetcher.requests == 1
+
+
+@pytest.mark.parametrize(
+    ("response", "match"),
+    [
+        (httpx.Response(500, text="oops"), "HTTP 500"),
+        (httpx.Response(401, text="who?"), "HTTP 401"),
+        (httpx.Response(200, html="<html>hi</html>"), "no agent card found"),
+        (httpx.Response(404), "no agent card found"),
+        (
+            httpx.Response(200, content=b"{not json", headers={"content-type": "application/json"}),
+            "not JSON",
+        ),
+        (httpx.Response(200, json={"hello": "world"}), "no name"),
+        (httpx.Response(200, json=[CARD]), "not a JSON object"),
+        (httpx.Response(200, json={"name": "x"}), "no endpoint"),
+    ],
+    ids=["500", "401", "html", "404", "bad-json", "not-a-card", "array", "no-endpoint"],
+)
+async def test_failures_are_discovery_errors(response: httpx.Response, match: str) -> None:
+    body, status, headers = response.content, response.status_code, dict(response.headers)
+    server = CardServer(lambda r: httpx.Response(status, content=body, headers=headers))
+    with pytest.raises(A2ADiscoveryError, match=match):
+        await fetch_with(server)
+
+
+async def test_card_too_large() -> None:
+    huge = {**CARD, "description": "x" * (1024 * 1024)}
+    server = CardServer(
+        lambda r: httpx.Response(
+            200, content=json.dumps(huge).encode(), headers={"content-type": "application/json"}
+        )
+    )
+    with pytest.raises(A2ADiscoveryError, match="larger than"):
+        await fetch_with(server)
+
+
+async def test_connection_errors_are_not_swallowed() -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with pytest.raises(A2AConnectionError, match="cannot connect"):
+        await fetch_with(CardServer(respond))

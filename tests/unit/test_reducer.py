@@ -1,0 +1,174 @@
+"""The task reducer: stream events folded into the current Task."""
+
+from __future__ import annotations
+
+import copy
+
+from a2a_anyio import (
+    Artifact,
+    Message,
+    Role,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskReducer,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+from a2a_anyio._dialects.reducer import fold
+
+
+def _task(task_id: str = "t", *artifacts: Artifact) -> Task:
+    return Task(task_id, "c", TaskStatus(TaskState.SUBMITTED), artifacts=list(artifacts))
+
+
+def _art(text: str, artifact_id: str = "a", name: str | None = None) -> Artifact:
+    return Artifact(artifact_id, [TextPart(text)], name=name)
+
+
+def _chunk(
+    text: str,
+    *,
+    append: bool = False,
+    last: bool = False,
+    artifact_id: str = "a",
+    task_id: str = "t",
+) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent(
+        task_id, "c", _art(text, artifact_id), append=append, last_chunk=last
+    )
+
+
+def _status(state: TaskState, task_id: str = "t") -> TaskStatusUpdateEvent:
+    return TaskStatusUpdateEvent(task_id, "c", TaskStatus(state), final=state.is_final)
+
+
+def test_status_replaces_status() -> None:
+    reducer = TaskReducer(_task())
+    task = reducer.apply(_status(TaskState.WORKING))
+    assert task is not None
+    assert task.state is TaskState.WORKING
+    reducer.apply(_status(TaskState.COMPLETED))
+    assert reducer.task is not None
+    assert reducer.task.state is TaskState.COMPLETED
+
+
+def test_append_chunks() -> None:
+    task = fold(
+        [
+            _task(),
+            _chunk("one"),
+            _chunk(" two", append=True),
+            _chunk(" three", append=True, last=True),
+        ]
+    )
+    assert task is not None
+    [art] = task.artifacts
+    assert [p.text for p in art.parts if isinstance(p, TextPart)] == ["one", " two", " three"]
+    assert task.text == "one two three"
+
+
+def test_replace_without_append() -> None:
+    task = fold([_task(), _chunk("draft"), _chunk("final", last=True)])
+    assert task is not None
+    assert [a.text for a in task.artifacts] == ["final"]
+
+
+def test_several_artifacts_keep_their_order() -> None:
+    task = fold(
+        [
+            _task(),
+            _chunk("A1", artifact_id="a"),
+            _chunk("B1", artifact_id="b"),
+            _chunk("A2", artifact_id="a", append=True),
+            _chunk("B!", artifact_id="b"),
+        ]
+    )
+    assert task is not None
+    assert [(a.artifact_id, a.text) for a in task.artifacts] == [("a", "A1A2"), ("b", "B!")]
+
+
+def test_last_chunk_then_new_artifact() -> None:
+    task = fold([_task(), _chunk("x", last=True), _chunk("y", artifact_id="z", last=True)])
+    assert task is not None
+    assert [a.text for a in task.artifacts] == ["x", "y"]
+
+
+def test_snapshot_replaces_everything() -> None:
+    reducer = TaskReducer()
+    reducer.apply(_task())
+    reducer.apply(_chunk("old"))
+    reducer.apply(_status(TaskState.WORKING))
+    snapshot = Task("t", "c", TaskStatus(TaskState.INPUT_REQUIRED), artifacts=[_art("fresh", "n")])
+    task = reducer.apply(snapshot)
+    assert task is not None
+    assert task.state is TaskState.INPUT_REQUIRED
+    assert [(a.artifact_id, a.text) for a in task.artifacts] == [("n", "fresh")]
+    # The index follows the snapshot: appending to its artifact extends it.
+    reducer.apply(_chunk("!", artifact_id="n", append=True))
+    assert reducer.task is not None
+    assert reducer.task.text == "fresh!"
+
+
+def test_events_for_another_task_are_ignored() -> None:
+    reducer = TaskReducer(_task("t"))
+    reducer.apply(_status(TaskState.FAILED, task_id="other"))
+    reducer.apply(_chunk("intruder", task_id="other"))
+    assert reducer.task is not None
+    assert reducer.task.id == "t"
+    assert reducer.task.state is TaskState.SUBMITTED
+    assert reducer.task.artifacts == []
+
+
+def test_events_before_any_snapshot_start_a_task() -> None:
+    task = fold([_chunk("early"), _status(TaskState.COMPLETED)])
+    assert task is not None
+    assert (task.id, task.context_id, task.state, task.text) == (
+        "t",
+        "c",
+        TaskState.COMPLETED,
+        "early",
+    )
+    assert fold([_status(TaskState.WORKING)]) is not None
+    assert fold([]) is None
+
+
+def test_message_is_kept_apart() -> None:
+    reducer = TaskReducer()
+    msg = Message(Role.AGENT, [TextPart("hi")])
+    assert reducer.apply(msg) is None
+    assert reducer.message is msg
+    assert reducer.task is None
+
+
+def test_never_mutates_the_callers_objects() -> None:
+    original = _task("t", _art("keep", "a"))
+    before = copy.deepcopy(original)
+    chunk = _chunk(" more", append=True)
+    chunk_before = copy.deepcopy(chunk)
+    reducer = TaskReducer(original)
+    reducer.apply(chunk)
+    reducer.apply(_chunk("new", artifact_id="b"))
+    reducer.apply(_status(TaskState.COMPLETED))
+    assert original == before
+    assert original.artifacts[0].parts == [TextPart("keep")]
+    assert chunk == chunk_before
+    assert reducer.task is not None
+    assert reducer.task is not original
+    assert reducer.task.text == "keep morenew"
+
+
+def test_snapshot_event_is_not_mutated() -> None:
+    snapshot = _task("t", _art("one", "a"))
+    before = copy.deepcopy(snapshot)
+    reducer = TaskReducer()
+    reducer.apply(snapshot)
+    reducer.apply(_chunk(" two", append=True))
+    reducer.apply(_chunk("b", artifact_id="b"))
+    reducer.apply(_status(TaskState.WORKING))
+    assert snapshot == before
+    first_added = _chunk("x", artifact_id="c")
+    reducer.apply(first_added)
+    reducer.apply(_chunk("y", artifact_id="c", append=True))
+    assert first_added.artifact.parts == [TextPart("x")]
