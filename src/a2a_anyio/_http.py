@@ -254,14 +254,14 @@ class SSEConnection:
 
 
 async def _finish(events: AsyncIterator[Any]) -> None:
-    """Run a half-read event iterator to its end once its response is closed.
+    """End a half-read event iterator, and every generator under it, once its response is closed.
 
     httpx-sse iterates a chain of httpx's async generators; closing only the outer one would
-    abandon the inner ones, which trio reports as garbage-collected generators. With the
-    response closed, reading on ends every generator of the chain at once, by exhaustion or by
-    the read error, which is expected here and dropped.
+    abandon the inner ones, which trio reports as garbage-collected generators. Stepping the
+    chain inside an already-expired cancel scope raises the cancellation (or the read error of
+    the closed response) in the innermost generator, and it ends each one on its way out.
     """
-    with anyio.move_on_after(1.0):
+    with anyio.move_on_after(0):
         try:
             async for _ in events:
                 pass

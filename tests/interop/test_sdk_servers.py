@@ -275,3 +275,18 @@ async def test_ping(strict_server: str) -> None:
     async with A2AClient(strict_server) as client:
         ms = await client.ping()
         assert 0 < ms < 5000
+
+
+async def test_leaving_a_stream_early_releases_it(target: tuple[str, str, str]) -> None:
+    url, protocol, _ = target
+    async with A2AClient(url, protocol=protocol) as client:
+        started = await client.send_message("slow", blocking=False)
+        assert isinstance(started, Task)
+        for _ in range(3):
+            async with client.subscribe(started.id) as stream:
+                async for _event in stream:
+                    break
+            assert stream._conn is None
+        # the client is still usable, and nothing was left half-read
+        canceled = await client.cancel_task(started.id)
+        assert canceled.id == started.id
