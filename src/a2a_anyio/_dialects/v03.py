@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.base import Dialect, SendConfig
 from a2a_anyio._model import (
-    Artifact,
     DataPart,
     FilePart,
     JSONDict,
@@ -18,7 +18,6 @@ from a2a_anyio._model import (
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
-    TaskStatus,
     TaskStatusUpdateEvent,
     TextPart,
 )
@@ -83,79 +82,12 @@ def encode_part(part: Part) -> JSONDict:
     return out
 
 
-def decode_message(value: Any) -> Message:
-    d = v.obj(value, "message")
-    return Message(
-        role=v.role(d.get("role")),
-        parts=[decode_part(p) for p in v.items(d, "parts")],
-        message_id=v.text(d, "messageId") or "",
-        context_id=v.text(d, "contextId"),
-        task_id=v.text(d, "taskId"),
-        metadata=v.optional_dict(d, "metadata"),
-        extensions=v.str_list(d, "extensions"),
-        reference_task_ids=v.str_list(d, "referenceTaskIds"),
-        raw=d,
-    )
-
-
-def encode_message(message: Message) -> JSONDict:
-    out: JSONDict = {
-        "kind": "message",
-        "messageId": message.message_id,
-        "role": _ROLE_OUT[message.role],
-        "parts": [encode_part(p) for p in message.parts],
-    }
-    if message.context_id:
-        out["contextId"] = message.context_id
-    if message.task_id:
-        out["taskId"] = message.task_id
-    if message.metadata:
-        out["metadata"] = message.metadata
-    if message.extensions:
-        out["extensions"] = message.extensions
-    if message.reference_task_ids:
-        out["referenceTaskIds"] = message.reference_task_ids
-    return out
-
-
-def decode_status(value: Any) -> TaskStatus:
-    d = v.obj(value, "status")
-    wire = d.get("state")
-    msg = d.get("message")
-    return TaskStatus(
-        v.state(wire),
-        decode_message(msg) if msg is not None else None,
-        v.text(d, "timestamp"),
-        wire if isinstance(wire, str) else None,
-        d,
-    )
-
-
-def decode_artifact(value: Any) -> Artifact:
-    d = v.obj(value, "artifact")
-    return Artifact(
-        artifact_id=v.text(d, "artifactId") or "",
-        parts=[decode_part(p) for p in v.items(d, "parts")],
-        name=v.text(d, "name"),
-        description=v.text(d, "description"),
-        metadata=v.optional_dict(d, "metadata"),
-        extensions=v.str_list(d, "extensions"),
-        raw=d,
-    )
-
-
-def decode_task(value: Any) -> Task:
-    d = v.obj(value, "task")
-    status = d.get("status")
-    return Task(
-        id=v.required_id(d, "id", None, "task"),
-        context_id=v.text(d, "contextId"),
-        status=decode_status(status) if status is not None else v.bad("task has no status"),
-        artifacts=[decode_artifact(a) for a in v.items(d, "artifacts")],
-        history=[decode_message(m) for m in v.items(d, "history")],
-        metadata=v.optional_dict(d, "metadata"),
-        raw=d,
-    )
+_SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, "message")
+decode_message = _SHAPES.decode_message
+encode_message = _SHAPES.encode_message
+decode_status = _SHAPES.decode_status
+decode_artifact = _SHAPES.decode_artifact
+decode_task = _SHAPES.decode_task
 
 
 def decode_result(value: Any) -> StreamEvent:
