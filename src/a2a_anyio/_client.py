@@ -283,7 +283,11 @@ class A2AClient:
                 raise
             self._target = (url, V03Dialect())
             return await self._op(op, build, decode, task_id=task_id)
-        return decode(dialect, result)
+        try:
+            return decode(dialect, result)
+        except A2AClientError as exc:
+            exc.agent, exc.method = exc.agent or url, exc.method or dialect.method(op)
+            raise
 
     async def call(self, method: str, params: Any = None) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its raw result."""
