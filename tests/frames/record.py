@@ -316,6 +316,38 @@ class Recorder:
         )
         return response, raw
 
+    async def rpc(
+        self, name: str | None, method: str, params: Json = None, **kwargs: Any
+    ) -> httpx.Response:
+        """Record one JSON-RPC call to the JSON-RPC endpoint."""
+        body: dict[str, Json] = {"jsonrpc": "2.0", "id": self.next_id(), "method": method}
+        if params is not None:
+            body["params"] = params
+        return await self.unary(name, "POST", JSONRPC_PATH, body, **kwargs)
+
+    async def rpc_stream(
+        self, name: str | None, method: str, params: Json, **kwargs: Any
+    ) -> list[Json]:
+        """Record one streaming JSON-RPC call; the decoded results of its events."""
+        body = {"jsonrpc": "2.0", "id": self.next_id(), "method": method, "params": params}
+        response, raw = await self.stream(name, "POST", JSONRPC_PATH, body, **kwargs)
+        check(response.status_code == 200, f"{name}: HTTP {response.status_code}")
+        return sse_results(raw, jsonrpc=True)
+
+
+def result(response: httpx.Response) -> Json:
+    """The JSON-RPC result of a response (a recording error if it carries none)."""
+    payload = response.json()
+    check("result" in payload, f"expected a result, got {payload!r}")
+    return payload["result"]
+
+
+def error_code(response: httpx.Response) -> int:
+    """The JSON-RPC error code of a response (a recording error if it carries none)."""
+    payload = response.json()
+    check("error" in payload, f"expected an error, got {payload!r}")
+    return int(payload["error"]["code"])
+
 
 def reset_dir(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
@@ -369,29 +401,7 @@ async def record_v1_jsonrpc(client: httpx.AsyncClient, out_dir: Path) -> list[Pa
         {"A2A-Version": "1.0", "Content-Type": "application/json", "Accept": "application/json"},
     )
 
-    async def call(
-        name: str | None, method: str, params: Json = None, **kwargs: Any
-    ) -> httpx.Response:
-        body: dict[str, Json] = {"jsonrpc": "2.0", "id": rec.next_id(), "method": method}
-        if params is not None:
-            body["params"] = params
-        return await rec.unary(name, "POST", JSONRPC_PATH, body, **kwargs)
-
-    async def call_stream(name: str | None, method: str, params: Json, **kwargs: Any) -> list[Json]:
-        body = {"jsonrpc": "2.0", "id": rec.next_id(), "method": method, "params": params}
-        response, raw = await rec.stream(name, "POST", JSONRPC_PATH, body, **kwargs)
-        check(response.status_code == 200, f"{name}: HTTP {response.status_code}")
-        return sse_results(raw, jsonrpc=True)
-
-    def result(response: httpx.Response) -> Json:
-        payload = response.json()
-        check("result" in payload, f"expected a result, got {payload!r}")
-        return payload["result"]
-
-    def error_code(response: httpx.Response) -> int:
-        payload = response.json()
-        check("error" in payload, f"expected an error, got {payload!r}")
-        return int(payload["error"]["code"])
+    call, call_stream = rec.rpc, rec.rpc_stream
 
     card = await rec.unary("card", "GET", CARD_PATH, keep_headers=CARD_RESPONSE_HEADERS)
     check(card.status_code == 200 and "supportedInterfaces" in card.json(), "card")
@@ -856,29 +866,7 @@ async def record_v03_jsonrpc(client: httpx.AsyncClient, out_dir: Path) -> list[P
         client, out_dir, {"Content-Type": "application/json", "Accept": "application/json"}
     )
 
-    async def call(
-        name: str | None, method: str, params: Json = None, **kwargs: Any
-    ) -> httpx.Response:
-        body: dict[str, Json] = {"jsonrpc": "2.0", "id": rec.next_id(), "method": method}
-        if params is not None:
-            body["params"] = params
-        return await rec.unary(name, "POST", JSONRPC_PATH, body, **kwargs)
-
-    async def call_stream(name: str | None, method: str, params: Json, **kwargs: Any) -> list[Json]:
-        body = {"jsonrpc": "2.0", "id": rec.next_id(), "method": method, "params": params}
-        response, raw = await rec.stream(name, "POST", JSONRPC_PATH, body, **kwargs)
-        check(response.status_code == 200, f"{name}: HTTP {response.status_code}")
-        return sse_results(raw, jsonrpc=True)
-
-    def result(response: httpx.Response) -> Json:
-        payload = response.json()
-        check("result" in payload, f"expected a result, got {payload!r}")
-        return payload["result"]
-
-    def error_code(response: httpx.Response) -> int:
-        payload = response.json()
-        check("error" in payload, f"expected an error, got {payload!r}")
-        return int(payload["error"]["code"])
+    call, call_stream = rec.rpc, rec.rpc_stream
 
     card = await rec.unary("card", "GET", CARD_PATH, keep_headers=CARD_RESPONSE_HEADERS)
     check(card.status_code == 200 and card.json().get("protocolVersion") == "0.3", "card")
