@@ -72,6 +72,8 @@ def local_agent() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def cli() -> None:

@@ -28,6 +28,15 @@ from a2a_anyio._errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
+from a2a_anyio._fanout import (
+    AgentResult,
+    FanOutStream,
+    MergedStreams,
+    StreamItem,
+    fan_out,
+    fan_out_stream,
+    merge_streams,
+)
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -53,7 +62,9 @@ from a2a_anyio._model import (
     TextPart,
 )
 from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
+from a2a_anyio._pool import AgentPool
 from a2a_anyio._stream import MessageStream
+from a2a_anyio._sync import SyncA2AClient, SyncAgentPool, SyncMessageStream
 
 __version__ = "0.1.0"
 
@@ -73,17 +84,21 @@ __all__ = [
     "AgentCardFetcher",
     "AgentExtension",
     "AgentInterface",
+    "AgentPool",
     "AgentProvider",
+    "AgentResult",
     "AgentSkill",
     "Artifact",
     "ContentTypeNotSupportedError",
     "DataPart",
     "ExtendedCardNotConfiguredError",
     "ExtensionSupportRequiredError",
+    "FanOutStream",
     "FilePart",
     "InvalidAgentResponseError",
     "InvalidParamsError",
     "InvalidRequestError",
+    "MergedStreams",
     "Message",
     "MessageStream",
     "MethodNotFoundError",
@@ -94,6 +109,10 @@ __all__ = [
     "Role",
     "SecurityScheme",
     "StreamEvent",
+    "StreamItem",
+    "SyncA2AClient",
+    "SyncAgentPool",
+    "SyncMessageStream",
     "Task",
     "TaskArtifactUpdateEvent",
     "TaskFailedError",
@@ -110,6 +129,9 @@ __all__ = [
     "__version__",
     "cancel_task",
     "discover",
+    "fan_out",
+    "fan_out_stream",
     "get_task",
+    "merge_streams",
     "send_text",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import json
 import time
@@ -17,7 +18,12 @@ from a2a_anyio._card import AgentCardFetcher, card_urls
 from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect, dialect_for
 from a2a_anyio._dialects._jsonrpc import RequestId, decode_http, request
 from a2a_anyio._dialects.card import parse_card, select_interface
-from a2a_anyio._errors import A2AClientError, MethodNotFoundError, UnsupportedOperationError
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2ATimeoutError,
+    MethodNotFoundError,
+    UnsupportedOperationError,
+)
 from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, SSEConnection, VerifyTypes
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -25,6 +31,7 @@ from a2a_anyio._model import (
     JSONDict,
     Message,
     PushNotificationConfig,
+    StreamEvent,
     Task,
     TaskPage,
     TaskState,
@@ -32,7 +39,16 @@ from a2a_anyio._model import (
 from a2a_anyio._stream import MessageStream
 
 MessageInput = str | Mapping[str, Any] | Message
+EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
+
+
+async def _notify(callback: EventCallback, event: StreamEvent) -> None:
+    outcome = callback(event)
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
 DEFAULT_IDLE_TIMEOUT = 300.0
 
 
@@ -319,18 +335,68 @@ class A2AClient:
         history_length: int | None = None,
         accepted_output_modes: list[str] | None = None,
         push_config: PushNotificationConfig | None = None,
+        on_event: EventCallback | None = None,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
         ``blocking=True`` waits until the task is terminal or interrupted; ``False`` returns as
-        soon as the agent accepted it (then use ``get_task`` or a stream).
+        soon as the agent accepted it (then ``wait()``, ``get_task`` or ``subscribe``).
+        ``on_event`` (sync or async) is called with every event before the result is returned:
+        the message is then streamed when the agent can stream (and ``blocking`` is true), else
+        sent, and the result is the one event.
         """
         msg, config = self._prepare(
             message, metadata, context_id, task_id, blocking, history_length,
             accepted_output_modes, push_config,
         )  # fmt: skip
-        return await self._op(
+        if on_event is not None and blocking and await self._can_stream():
+            async with self.stream_message(
+                msg, metadata=metadata, history_length=history_length,
+                accepted_output_modes=accepted_output_modes, push_config=push_config,
+            ) as stream:  # fmt: skip
+                async for event in stream:
+                    await _notify(on_event, event)
+                return await stream.result()
+        result = await self._op(
             "send", lambda d: d.send_params(msg, config), lambda d, r: d.decode_send_result(r)
+        )
+        if on_event is not None:
+            await _notify(on_event, result)
+        return result
+
+    async def _can_stream(self) -> bool:
+        if self.url is None and self._card is None:
+            return True  # a bare endpoint declares nothing: try
+        card = self._card if self._card is not None else await self.get_card()
+        return card.capabilities.streaming
+
+    async def wait(
+        self,
+        task_id: str,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 0.2,
+        max_interval: float = 2.0,
+    ) -> Task:
+        """Poll ``get_task`` until the task is terminal or interrupted; return it.
+
+        The interval grows by half each poll from ``poll_interval`` up to ``max_interval``;
+        ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+        """
+        interval = poll_interval
+        with anyio.move_on_after(timeout) as scope:
+            while True:
+                task = await self.get_task(task_id)
+                if task.status.state.is_final:
+                    return task
+                await anyio.sleep(interval)
+                interval = min(interval * 1.5, max_interval)
+        assert scope.cancelled_caught
+        raise A2ATimeoutError(
+            f"task {task_id} did not finish within {timeout}s",
+            timeout="deadline",
+            agent=self.url or self.endpoint,
+            method="wait",
         )
 
     def _prepare(

@@ -97,10 +97,13 @@ class HttpTransport:
         owns_client: bool | None = None,
         verify: VerifyTypes = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        max_connections: int = 100,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
-        self.client = client if client is not None else make_client(verify=verify, timeout=timeout)
         self.owns_client = owns_client if owns_client is not None else client is None
+        if client is None:
+            client = make_client(verify=verify, timeout=timeout, max_connections=max_connections)
+        self.client = client
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
 

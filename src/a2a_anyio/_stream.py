@@ -42,7 +42,9 @@ class MessageStream:
     released the moment the block exits) or as a plain ``async for`` (released on the final
     event, at the end of the body, on an error, or by ``aclose()``). The iteration ends after
     the event that finishes the interaction; a body that ends before it raises
-    ``A2AConnectionError``, because a cut stream is not a finished task.
+    ``A2AConnectionError``, because a cut stream is not a finished task. Like any iterator, one
+    stream is read by one task at a time; to stop it from another task, cancel the reader's
+    scope rather than calling ``aclose()`` while it reads.
     """
 
     def __init__(

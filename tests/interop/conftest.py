@@ -70,3 +70,11 @@ def compat_server() -> Iterator[str]:
     proc, url = start_server("--mode", "compat")
     yield url
     stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def slow_server() -> Iterator[str]:
+    """Base URL of a strict v1.0 a2a-sdk server whose every new request waits 30 s."""
+    proc, url = start_server("--mode", "strict", "--delay", "30")
+    yield url
+    stop_server(proc)

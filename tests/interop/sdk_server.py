@@ -15,6 +15,10 @@ Endpoints (all built with the SDK's own Starlette routes):
 * ``POST /a2a/jsonrpc``                   JSON-RPC binding
 * ``/a2a/rest/...``                       HTTP+JSON binding (v1.0 paths; v0.3 ``/v1/...`` paths
   too in compat mode)
+* ``GET  /debug/connections``             ``{"open": N}``: TCP connections the server holds open
+  (this request's own included), so tests can see that a client closed its connections
+
+``--delay SECONDS`` makes every new request wait that long first: a slow agent.
 
 Modes:
 
@@ -45,7 +49,7 @@ import signal
 import socket
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import uvicorn
@@ -78,11 +82,14 @@ from a2a.types import (
     TaskState,
 )
 from starlette.applications import Starlette
-from starlette.routing import BaseRoute, Mount
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
 
 HOST = "127.0.0.1"
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
+DEBUG_CONNECTIONS_PATH = "/debug/connections"
 CARD_CACHE_CONTROL = "public, max-age=60"
 
 SLOW_TIMEOUT_S = 30.0
@@ -121,9 +128,10 @@ def _text_part(text: str) -> Any:
 class ScriptedAgentExecutor(AgentExecutor):  # type: ignore[misc]
     """Behaviour chosen by the first text part of the user's message (see module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay: float = 0.0) -> None:
         # task id -> event set when CancelTask is requested while the task waits.
         self._cancel_requested: dict[str, asyncio.Event] = {}
+        self._delay = delay
 
     async def execute(self, context: Any, event_queue: Any) -> None:
         message = context.message
@@ -137,6 +145,9 @@ class ScriptedAgentExecutor(AgentExecutor):  # type: ignore[misc]
             await updater.add_artifact([_text_part(f"echo: {text}")], name="echo")
             await updater.complete()
             return
+
+        if self._delay:  # a slow agent (--delay): every new request waits first
+            await asyncio.sleep(self._delay)
 
         if text.startswith("message"):
             await event_queue.enqueue_event(
@@ -272,11 +283,13 @@ def build_extended_card(card: Any) -> Any:
     return extended
 
 
-def build_app(base_url: str, mode: str) -> Starlette:
+def build_app(
+    base_url: str, mode: str, delay: float = 0.0, open_connections: Callable[[], int] = lambda: 0
+) -> Starlette:
     compat = mode == "compat"
     card = build_agent_card(base_url, mode)
     handler = DefaultRequestHandler(
-        agent_executor=ScriptedAgentExecutor(),
+        agent_executor=ScriptedAgentExecutor(delay),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         # Push configs are stored and served; no sender, so nothing is ever delivered.
@@ -297,8 +310,20 @@ def build_app(base_url: str, mode: str) -> Starlette:
         # Mounted (not path_prefix) so the SDK's "/{tenant}" sub-mount lives under the REST
         # URL instead of capturing every two-segment path of the app.
         Mount(REST_PATH, routes=create_rest_routes(handler, enable_v0_3_compat=compat)),
+        # How many TCP connections the server holds open, this request's own included: lets
+        # tests see from the server's side that a client really closed its connections.
+        Route(DEBUG_CONNECTIONS_PATH, _debug_connections(open_connections), methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _debug_connections(
+    open_connections: Callable[[], int],
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(_request: Request) -> Response:
+        return JSONResponse({"open": open_connections()})
+
+    return endpoint
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,16 +339,18 @@ def _bind(port: int) -> socket.socket:
     return sock
 
 
-async def _serve(mode: str, sock: socket.socket) -> int:
+async def _serve(mode: str, sock: socket.socket, delay: float = 0.0) -> int:
     port = sock.getsockname()[1]
     base_url = f"http://{HOST}:{port}"
+    servers: list[uvicorn.Server] = []
     config = uvicorn.Config(
-        build_app(base_url, mode),
+        build_app(base_url, mode, delay, lambda: len(servers[0].server_state.connections)),
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=3,
     )
     server = uvicorn.Server(config)
+    servers.append(server)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if serving.done():
@@ -340,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--mode", choices=("strict", "compat"), required=True)
     parser.add_argument("--port", type=int, default=0, help="0 = a free port chosen by the OS")
+    parser.add_argument(
+        "--delay", type=float, default=0.0, help="seconds every new request waits (a slow agent)"
+    )
     args = parser.parse_args(argv)
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -352,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sock = _bind(args.port)
     try:
-        return asyncio.run(_serve(args.mode, sock))
+        return asyncio.run(_serve(args.mode, sock, args.delay))
     finally:
         sock.close()
 

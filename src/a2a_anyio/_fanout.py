@@ -1,0 +1,315 @@
+"""Many agents at once: merged streams and fan-out, in one task group per call."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack, suppress
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._errors import A2ATimeoutError
+from a2a_anyio._model import Message, StreamEvent, Task
+from a2a_anyio._stream import MessageStream
+
+if TYPE_CHECKING:
+    from a2a_anyio._pool import AgentPool
+
+#: An agent to fan out to: a client, or a URL (served from a pool).
+Target = A2AClient | str
+
+
+class StreamItem(NamedTuple):
+    """One item of a merged stream: the agent's name and its event, or the error that ended
+    its stream (then ``error`` is that exception)."""
+
+    agent: str
+    event: StreamEvent | Exception
+
+    @property
+    def error(self) -> Exception | None:
+        """The exception that ended this agent's stream, or None for an ordinary event."""
+        return self.event if isinstance(self.event, Exception) else None
+
+
+class MergedStreams:
+    """Events of several streams as one, consumed concurrently in one task group.
+
+    ``async with merge_streams({...}) as merged: async for agent, event in merged``. A stream
+    that fails yields one item whose ``event`` is the exception and ends; the others go on,
+    unless ``fail_fast``, where the first error is raised from the iteration and the other
+    streams are cancelled. ``stream_timeout`` bounds each stream from its start, ``timeout``
+    all of them from entering the block; a stream cut by either yields an
+    ``A2ATimeoutError(timeout="deadline")`` item. Leaving the block cancels the streams still
+    running and releases their connections.
+    """
+
+    def __init__(
+        self,
+        streams: Mapping[str, MessageStream],
+        *,
+        timeout: float | None = None,
+        stream_timeout: float | None = None,
+        limit: int | None = None,
+        fail_fast: bool = False,
+    ) -> None:
+        self.streams = dict(streams)
+        self.timeout = timeout
+        self.stream_timeout = stream_timeout
+        self.fail_fast = fail_fast
+        self.limit = limit
+        self._group: TaskGroup | None = None
+        self._receive: MemoryObjectReceiveStream[StreamItem] | None = None
+        self._deadline = math.inf
+
+    async def __aenter__(self) -> MergedStreams:
+        if self.timeout is not None:
+            self._deadline = anyio.current_time() + self.timeout
+        limiter = anyio.CapacityLimiter(self.limit or max(1, len(self.streams)))
+        send, self._receive = anyio.create_memory_object_stream[StreamItem](
+            max(1, len(self.streams))
+        )
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        async with send:
+            for name, stream in self.streams.items():
+                self._group.start_soon(self._pump, name, stream, send.clone(), limiter)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        group, self._group = self._group, None
+        if self._receive is not None:
+            self._receive.close()
+        if group is None:
+            return None
+        group.cancel_scope.cancel()
+        if exc is not None and not isinstance(exc, Exception):
+            return await group.__aexit__(exc_type, exc, tb)  # cancellation: anyio's business
+        # The workers catch their own errors, so the group ends cleanly; an error of the
+        # block's body then propagates as itself, not wrapped in an exception group.
+        await group.__aexit__(None, None, None)
+        return None
+
+    def __aiter__(self) -> MergedStreams:
+        return self
+
+    async def __anext__(self) -> StreamItem:
+        if self._receive is None:
+            raise RuntimeError("use merged streams inside 'async with'")
+        try:
+            item = await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+        if self.fail_fast and item.error is not None:
+            if self._group is not None:
+                self._group.cancel_scope.cancel()
+            raise item.error
+        return item
+
+    async def _pump(
+        self,
+        name: str,
+        stream: MessageStream,
+        send: MemoryObjectSendStream[StreamItem],
+        limiter: anyio.CapacityLimiter,
+    ) -> None:
+        async with send:
+            error: Exception | None = None
+            async with limiter:
+                deadline = self._deadline
+                if self.stream_timeout is not None:
+                    deadline = min(deadline, anyio.current_time() + self.stream_timeout)
+                with anyio.CancelScope(deadline=deadline) as scope:
+                    try:
+                        async with stream:
+                            async for event in stream:
+                                await send.send(StreamItem(name, event))
+                    except Exception as exc:  # one agent's failure is data for the others
+                        error = exc
+                if scope.cancelled_caught:
+                    error = A2ATimeoutError(
+                        f"stream of {name} cut by its deadline", timeout="deadline", agent=name
+                    )
+            if error is not None:
+                # The consumer may have left: an item nobody reads is not an error.
+                with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await send.send(StreamItem(name, error))
+
+
+def merge_streams(
+    streams: Mapping[str, MessageStream],
+    *,
+    timeout: float | None = None,
+    stream_timeout: float | None = None,
+    limit: int | None = None,
+    fail_fast: bool = False,
+) -> MergedStreams:
+    """Consume several streams concurrently as one stream of ``(agent, event)`` items."""
+    return MergedStreams(
+        streams, timeout=timeout, stream_timeout=stream_timeout, limit=limit, fail_fast=fail_fast
+    )
+
+
+@dataclass(slots=True)
+class AgentResult:
+    """What one agent of a fan-out gave: a value or an error, and how long it took.
+
+    ``cancelled`` is true when the fan-out stopped waiting for it (its deadline, or ``first``
+    reached); a deadline also leaves an ``A2ATimeoutError`` in ``error``.
+    """
+
+    agent: str
+    value: Task | Message | None = None
+    error: Exception | None = None
+    elapsed: float = 0.0
+    cancelled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when the agent answered."""
+        return self.value is not None
+
+
+def _name(target: Target) -> str:
+    if isinstance(target, A2AClient):
+        return target.url or target.endpoint or repr(target)
+    return target
+
+
+async def _clients(
+    targets: Sequence[Target], pool: AgentPool | None, stack: AsyncExitStack
+) -> list[A2AClient]:
+    if pool is None and any(isinstance(t, str) for t in targets):
+        from a2a_anyio._pool import AgentPool
+
+        pool = await stack.enter_async_context(AgentPool())
+    out = []
+    for target in targets:
+        if isinstance(target, A2AClient):
+            out.append(target)
+        else:
+            assert pool is not None
+            out.append(pool.client(target))
+    return out
+
+
+async def fan_out(
+    targets: Sequence[Target],
+    message: MessageInput,
+    *,
+    timeout: float | None = None,
+    limit: int | None = None,
+    first: int | None = None,
+    pool: AgentPool | None = None,
+    **send_options: Any,
+) -> list[AgentResult]:
+    """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
+
+    At most ``limit`` sends run at a time. ``first=k`` returns as soon as k agents answered
+    and cancels the rest; ``timeout`` cancels the stragglers. A failing agent never stops the
+    others, and no exception group escapes: each outcome is in its result.
+    """
+    if first is not None and first < 1:
+        raise ValueError("first must be at least 1")
+    results = [AgentResult(_name(t)) for t in targets]
+    if not targets:
+        return results
+    limiter = anyio.CapacityLimiter(limit or len(targets))
+    answered = 0
+    async with AsyncExitStack() as stack:
+        clients = await _clients(targets, pool, stack)
+
+        async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:
+            nonlocal answered
+            start = anyio.current_time()
+            try:
+                async with limiter:
+                    result.value = await client.send_message(message, **send_options)
+            except Exception as exc:  # one agent's failure is data for the others
+                result.error = exc
+            finally:
+                result.elapsed = anyio.current_time() - start
+            if result.value is not None:
+                answered += 1
+                if first is not None and answered >= first:
+                    group.cancel_scope.cancel()
+
+        with anyio.move_on_after(timeout) as deadline:
+            async with anyio.create_task_group() as group:
+                for result, client in zip(results, clients, strict=True):
+                    group.start_soon(run, result, client, group)
+    for result in results:
+        if result.value is None and result.error is None:
+            result.cancelled = True
+            if deadline.cancelled_caught:
+                result.error = A2ATimeoutError(
+                    f"no answer within the fan-out's {timeout}s deadline",
+                    timeout="deadline",
+                    agent=result.agent,
+                )
+    return results
+
+
+class FanOutStream(MergedStreams):
+    """``fan_out_stream``: merged streams that also close the pool they made, if any."""
+
+    def __init__(self, targets: Sequence[Target], pool: AgentPool | None, **options: Any) -> None:
+        self._targets = list(targets)
+        self._pool = pool
+        self._stream_options = options.pop("stream_options")
+        self._stack = AsyncExitStack()
+        super().__init__({}, **options)
+
+    async def __aenter__(self) -> FanOutStream:
+        clients = await _clients(self._targets, self._pool, self._stack)
+        for target, client in zip(self._targets, clients, strict=True):
+            name = _name(target)
+            if name in self.streams:  # the same agent twice: keep both streams apart
+                name = f"{name}#{len(self.streams)}"
+            self.streams[name] = client.stream_message(**self._stream_options)
+        try:
+            await super().__aenter__()
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        try:
+            return await super().__aexit__(exc_type, exc, tb)
+        finally:
+            await self._stack.aclose()
+
+
+def fan_out_stream(
+    targets: Sequence[Target],
+    message: MessageInput,
+    *,
+    timeout: float | None = None,
+    stream_timeout: float | None = None,
+    limit: int | None = None,
+    fail_fast: bool = False,
+    pool: AgentPool | None = None,
+    **stream_options: Any,
+) -> FanOutStream:
+    """Stream ``message`` to every target at once, merged: ``async with ... as merged``."""
+    return FanOutStream(
+        targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
+        fail_fast=fail_fast, stream_options={"message": message, **stream_options},
+    )  # fmt: skip

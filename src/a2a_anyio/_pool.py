@@ -1,0 +1,144 @@
+"""AgentPool: many agents, one connection pool, one client per URL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._errors import A2AProtocolError, TaskFailedError
+from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
+from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, VerifyTypes
+from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
+
+
+class AgentPool:
+    """Clients for many agents over one shared httpx connection pool.
+
+    ``pool.client(url)`` returns the same ``A2AClient`` for the same URL; ``client_options``
+    (``auth``, ``headers``, ``protocol``, ...) apply to every client it makes. ``aclose()``
+    closes them all and the pool; it is idempotent and safe on a pool never used.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_connections: int = 100,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        verify: VerifyTypes = True,
+        http_client: AsyncClient | None = None,
+        **client_options: Any,
+    ) -> None:
+        self._http = HttpTransport(
+            http_client, verify=verify, timeout=timeout, max_connections=max_connections
+        )
+        self._options = {"timeout": timeout, **client_options}
+        self._clients: dict[str, A2AClient] = {}
+        self._closed = False
+
+    @property
+    def http_client(self) -> AsyncClient:
+        """The shared httpx client."""
+        return self._http.client
+
+    def client(self, url: str) -> A2AClient:
+        """The client for ``url``, made on first use."""
+        if self._closed:
+            raise RuntimeError("this AgentPool is closed")
+        found = self._clients.get(url)
+        if found is None or found.closed:  # a client its user closed is replaced
+            found = self._clients[url] = A2AClient(
+                url, http_client=self._http.client, **self._options
+            )
+        return found
+
+    async def send(
+        self, url: str, *, text: str | None = None, data: Any = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a user message (a text and/or a data part, a fresh message id) and return the
+        result as a dict: the data part of the completed task's artifacts, else
+        ``{"text": ...}``.
+
+        A task that is still running when the agent answers is waited for (``timeout``); a
+        failed, rejected, canceled or interrupted task raises ``TaskFailedError`` carrying the
+        status message; a completed task without artifacts raises ``A2AProtocolError``.
+        """
+        client = self.client(url)
+        result = await client.send_message(Message.user(text, data=data))
+        if isinstance(result, Task) and not result.status.state.is_final:
+            result = await client.wait(result.id, timeout=timeout)
+        return _as_dict(result, url)
+
+    async def fan_out(
+        self,
+        targets: Sequence[Target],
+        message: MessageInput,
+        *,
+        timeout: float | None = None,
+        limit: int | None = None,
+        first: int | None = None,
+        **send_options: Any,
+    ) -> list[AgentResult]:
+        """``fan_out`` over this pool's clients."""
+        return await fan_out(
+            targets, message, timeout=timeout, limit=limit, first=first, pool=self, **send_options
+        )
+
+    def fan_out_stream(
+        self,
+        targets: Sequence[Target],
+        message: MessageInput,
+        *,
+        timeout: float | None = None,
+        stream_timeout: float | None = None,
+        limit: int | None = None,
+        fail_fast: bool = False,
+        **stream_options: Any,
+    ) -> FanOutStream:
+        """``fan_out_stream`` over this pool's clients."""
+        return fan_out_stream(
+            targets, message, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
+            fail_fast=fail_fast, pool=self, **stream_options,
+        )  # fmt: skip
+
+    async def aclose(self) -> None:
+        """Close every client and the shared pool; clears the cache. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+        await self._http.aclose()
+
+    close = aclose
+
+    async def __aenter__(self) -> AgentPool:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _as_dict(result: Task | Message, url: str) -> dict[str, Any]:
+    """The messenger's view of a result: its data part, else its text."""
+    if isinstance(result, Message):
+        parts = result.parts
+    else:
+        if result.status.state is not TaskState.COMPLETED:
+            raise TaskFailedError(result, agent=url, method="send")
+        if not result.artifacts:
+            raise A2AProtocolError(
+                f"task {result.id} completed without artifacts", agent=url, method="send"
+            )
+        parts = [p for a in result.artifacts for p in a.parts]
+    for part in parts:
+        if isinstance(part, DataPart):
+            return part.data if isinstance(part.data, dict) else {"data": part.data}
+    return {"text": "".join(p.text for p in parts if isinstance(p, TextPart))}

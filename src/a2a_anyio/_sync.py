@@ -1,0 +1,683 @@
+"""The sync facade: ``SyncA2AClient`` and ``SyncAgentPool`` for code without an event loop.
+
+Each facade runs the async client on an anyio blocking portal (an event loop in a thread of its
+own, asyncio or trio): every blocking method hands one coroutine of the async client to the
+portal and waits for its outcome. Nothing is implemented twice; what the async client does,
+the facade does, with the same results and the same exceptions.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from a2a_anyio._client import A2AClient, EventCallback, MessageInput
+from a2a_anyio._fanout import AgentResult
+from a2a_anyio._model import (
+    AgentCapabilities,
+    AgentCard,
+    Message,
+    PushNotificationConfig,
+    StreamEvent,
+    Task,
+    TaskPage,
+    TaskState,
+)
+from a2a_anyio._pool import AgentPool
+from a2a_anyio._stream import MessageStream
+
+T = TypeVar("T")
+
+
+class _Calls:
+    """The calls one facade makes on a portal: refused once shut, cancelled when shut.
+
+    The portal is thread-safe; this adds the facade's own lifecycle, kept in the event loop's
+    thread: ``shut()`` runs there, cancels the calls still running and waits until they have
+    ended, so that nothing is closed under a call that still uses it. A call interrupted in
+    the waiting thread (``KeyboardInterrupt``, say) cancels its task in the portal, so the
+    connection it holds is released instead of being left to run on.
+    """
+
+    def __init__(self, portal: BlockingPortal, owner: str) -> None:
+        self.portal = portal
+        self.owner = owner
+        self.closed = False  # written in the loop's thread only
+        self._scopes: set[anyio.CancelScope] = set()  # the loop's thread only
+        self._idle: anyio.Event | None = None
+
+    def run(self, func: Callable[[], Awaitable[T]]) -> T:
+        """Await ``func()`` in the portal's event loop and return (or raise) its outcome."""
+        if self.closed:
+            raise RuntimeError(f"this {self.owner} is closed")
+        try:
+            future = self.portal.start_task_soon(self._guarded, func)
+        except RuntimeError:
+            if self.closed:  # closed (and the portal stopped) since the check above
+                raise RuntimeError(f"this {self.owner} is closed") from None
+            raise
+        try:
+            return future.result()
+        except BaseException:
+            if not future.done():  # interrupted here, not failed there: stop it there too
+                future.cancel()
+            raise
+
+    async def _guarded(self, func: Callable[[], Awaitable[T]]) -> T:
+        if self.closed:
+            raise RuntimeError(f"this {self.owner} is closed")
+        with anyio.CancelScope() as scope:
+            self._scopes.add(scope)
+            try:
+                return await func()
+            finally:
+                self._scopes.discard(scope)
+                if not self._scopes and self._idle is not None:
+                    self._idle.set()
+        raise RuntimeError(f"this {self.owner} was closed during the call")
+
+    async def shut(self) -> bool:
+        """In the loop: refuse new calls, cancel those running and wait until they ended.
+
+        False when already shut.
+        """
+        if self.closed:
+            return False
+        self.closed = True
+        if self._scopes:
+            self._idle = anyio.Event()
+            for scope in list(self._scopes):
+                scope.cancel()
+            await self._idle.wait()
+        return True
+
+
+def _start_portal(
+    stack: ExitStack, backend: str, backend_options: Mapping[str, Any] | None
+) -> BlockingPortal:
+    options = dict(backend_options) if backend_options is not None else None
+    return stack.enter_context(start_blocking_portal(backend, options))
+
+
+def _off_loop(callback: EventCallback | None) -> EventCallback | None:
+    """``callback`` made safe to call from the portal's event loop.
+
+    A sync callback runs in a worker thread, one event at a time (also when a fan-out calls it
+    for many agents at once): it may block, and it may call the sync client again, which it
+    could not do on the event loop's own thread. An async callback is awaited in the loop.
+    """
+    if callback is None or inspect.iscoroutinefunction(callback):
+        return callback
+    lock = threading.Lock()
+
+    def locked(event: StreamEvent) -> Any:
+        with lock:
+            return callback(event)
+
+    async def notify(event: StreamEvent) -> None:
+        # Abandoned when cancelled: the callback may be what is closing the client.
+        outcome = await anyio.to_thread.run_sync(locked, event, abandon_on_cancel=True)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    return notify
+
+
+class SyncMessageStream:
+    """The events of one streaming call, for a plain ``for``.
+
+    ``with client.stream_message("hi") as stream: for event in stream: ...`` releases the
+    connection the moment the block exits, early or not. A plain ``for`` without ``with``
+    works too; the connection is then released on the final event, at the end of the body, on
+    an error or by ``close()``. ``task``, ``message``, ``events``, ``finished`` and ``result()``
+    are those of the underlying ``MessageStream``.
+    """
+
+    def __init__(self, stream: MessageStream, calls: _Calls) -> None:
+        self._stream = stream
+        self._calls = calls
+
+    @property
+    def stream(self) -> MessageStream:
+        """The async stream this one wraps."""
+        return self._stream
+
+    @property
+    def task(self) -> Task | None:
+        """The current task, folded from the events so far (None before any task event)."""
+        return self._stream.task
+
+    @property
+    def message(self) -> Message | None:
+        """The agent's Message, when it answered with one instead of a task."""
+        return self._stream.message
+
+    @property
+    def events(self) -> list[StreamEvent]:
+        """Every event received so far, in order."""
+        return self._stream.events
+
+    @property
+    def finished(self) -> bool:
+        """True once the final event has been received."""
+        return self._stream.finished
+
+    def __enter__(self) -> SyncMessageStream:
+        self._calls.run(self._stream.__aenter__)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[StreamEvent]:
+        return self
+
+    def __next__(self) -> StreamEvent:
+        try:
+            return self._calls.run(self._stream.__anext__)
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def result(self) -> Task | Message:
+        """Consume the rest of the stream; the final Task, or the agent's Message."""
+        return self._calls.run(self._stream.result)
+
+    def close(self) -> None:
+        """Release the connection now; iteration stops. Safe to call more than once, and a
+        no-op once the client is closed (which closed its streams)."""
+        try:
+            self._calls.run(self._stream.aclose)
+        except RuntimeError:
+            if not self._calls.closed:
+                raise
+
+    def __repr__(self) -> str:
+        state = "finished" if self.finished else f"{len(self.events)} event(s)"
+        return f"<SyncMessageStream {self._stream.method} of {self._stream.agent!r}: {state}>"
+
+
+class SyncA2AClient:
+    """A blocking client for one A2A agent: ``A2AClient`` run on an anyio blocking portal.
+
+    ``url`` and ``options`` are those of ``A2AClient``; ``backend`` ("asyncio" or "trio") and
+    ``backend_options`` choose the event loop that runs it, in a thread of its own. Every
+    operation of ``A2AClient`` is here as a blocking method with the same arguments, result
+    and exceptions; streams iterate with a plain ``for``. The client may be used from any
+    thread, and from several at once. ``close()`` (or leaving ``with``) closes the async
+    client and stops the portal; calls after it raise ``RuntimeError``, and calls still
+    running in other threads are cancelled (they raise ``RuntimeError`` too).
+    """
+
+    _client: A2AClient
+    _calls: _Calls
+    _stack: ExitStack | None
+    _streams: weakref.WeakSet[SyncMessageStream]  # the loop's thread only
+    _close_lock: threading.Lock
+    backend: str
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        backend: str = "asyncio",
+        backend_options: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        with ExitStack() as stack:
+            portal = _start_portal(stack, backend, backend_options)
+            # Built in the loop's thread: the client makes anyio primitives.
+            client = portal.call(functools.partial(A2AClient, url, **options))
+            self._setup(portal, client, backend, stack.pop_all())
+
+    @classmethod
+    def _attach(cls, portal: BlockingPortal, client: A2AClient, backend: str) -> SyncA2AClient:
+        """A facade over ``client``, already living on ``portal``; neither is owned by it."""
+        self = cls.__new__(cls)
+        self._setup(portal, client, backend, None)
+        return self
+
+    def _setup(
+        self, portal: BlockingPortal, client: A2AClient, backend: str, stack: ExitStack | None
+    ) -> None:
+        self._client = client
+        self._calls = _Calls(portal, type(self).__name__)
+        self._stack = stack
+        self._streams = weakref.WeakSet()
+        self._close_lock = threading.Lock()
+        self.backend = backend
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def __enter__(self) -> SyncA2AClient:
+        if self._calls.closed:
+            raise RuntimeError(f"this {self._calls.owner} is closed")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the async client in the portal, then stop the portal; idempotent.
+
+        Calls still running in other threads are cancelled first (they raise
+        ``RuntimeError``), then the streams left open are closed. A client made by a
+        ``SyncAgentPool`` only stops serving: the pool closes the rest.
+        """
+        with self._close_lock:
+            if self._calls.closed:
+                return
+            try:
+                self._calls.portal.call(self._shutdown)
+            finally:
+                if self._stack is not None:
+                    self._stack.close()
+
+    async def _shutdown(self) -> None:
+        if not await self._calls.shut():
+            return
+        for stream in list(self._streams):
+            await stream.stream.aclose()
+        if self._stack is not None:
+            await self._client.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._calls.closed
+
+    @property
+    def async_client(self) -> A2AClient:
+        """The ``A2AClient`` this facade runs (it belongs to the portal's event loop)."""
+        return self._client
+
+    @property
+    def url(self) -> str | None:
+        """The agent's base URL or card URL, as given."""
+        return self._client.url
+
+    @property
+    def endpoint(self) -> str | None:
+        """The JSON-RPC URL given instead of discovery, if any."""
+        return self._client.endpoint
+
+    def __repr__(self) -> str:
+        target = self._client.url or self._client.endpoint
+        closed = " closed" if self.closed else ""
+        return f"<SyncA2AClient {target!r} backend={self.backend!r}{closed}>"
+
+    # -- discovery ------------------------------------------------------------------------
+
+    def get_card(self, *, refresh: bool = False) -> AgentCard:
+        """The agent's public card (cached for ``card_ttl`` seconds, single-flight)."""
+        return self._calls.run(functools.partial(self._client.get_card, refresh=refresh))
+
+    def discover(self, *, refresh: bool = False) -> AgentCard:
+        """The same as ``get_card()``."""
+        return self._calls.run(functools.partial(self._client.discover, refresh=refresh))
+
+    @property
+    def agent_card(self) -> AgentCard:
+        """``client.agent_card``: the same as ``client.get_card()`` (blocking)."""
+        return self.get_card()
+
+    @property
+    def capabilities(self) -> AgentCapabilities:
+        """``client.capabilities``: the card's capabilities (blocking)."""
+        return self.get_card().capabilities
+
+    def get_extended_card(self) -> AgentCard:
+        """The authenticated extended card (the credentials given to this client are sent)."""
+        return self._calls.run(self._client.get_extended_card)
+
+    # -- operations -----------------------------------------------------------------------
+
+    def send_message(
+        self,
+        message: MessageInput,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        context_id: str | None = None,
+        task_id: str | None = None,
+        blocking: bool = True,
+        history_length: int | None = None,
+        accepted_output_modes: list[str] | None = None,
+        push_config: PushNotificationConfig | None = None,
+        on_event: EventCallback | None = None,
+    ) -> Task | Message:
+        """Send a message; returns the Task it created or continued, or the agent's Message.
+
+        ``blocking=True`` waits until the task is terminal or interrupted; ``False`` returns as
+        soon as the agent accepted it (then ``wait()``, ``get_task`` or ``subscribe``).
+        ``on_event`` is called with every event before the result is returned (the message is
+        then streamed when the agent can stream). A sync callback runs in a worker thread of
+        the portal, one event at a time: it may block and may call this client.
+        """
+        return self._calls.run(
+            functools.partial(
+                self._client.send_message,
+                message,
+                metadata=metadata,
+                context_id=context_id,
+                task_id=task_id,
+                blocking=blocking,
+                history_length=history_length,
+                accepted_output_modes=accepted_output_modes,
+                push_config=push_config,
+                on_event=_off_loop(on_event),
+            )
+        )
+
+    def stream_message(
+        self,
+        message: MessageInput,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        context_id: str | None = None,
+        task_id: str | None = None,
+        history_length: int | None = None,
+        accepted_output_modes: list[str] | None = None,
+        push_config: PushNotificationConfig | None = None,
+        idle_timeout: float | None = None,
+        total_timeout: float | None = None,
+    ) -> SyncMessageStream:
+        """Send a message and stream the task's events (``with ... as stream: for ...``)."""
+        return self._wrap(
+            functools.partial(
+                self._client.stream_message,
+                message,
+                metadata=metadata,
+                context_id=context_id,
+                task_id=task_id,
+                history_length=history_length,
+                accepted_output_modes=accepted_output_modes,
+                push_config=push_config,
+                idle_timeout=idle_timeout,
+                total_timeout=total_timeout,
+            )
+        )
+
+    def subscribe(
+        self,
+        task_id: str,
+        *,
+        idle_timeout: float | None = None,
+        total_timeout: float | None = None,
+    ) -> SyncMessageStream:
+        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe)."""
+        return self._wrap(
+            functools.partial(
+                self._client.subscribe,
+                task_id,
+                idle_timeout=idle_timeout,
+                total_timeout=total_timeout,
+            )
+        )
+
+    def _wrap(self, make: Callable[[], MessageStream]) -> SyncMessageStream:
+        async def made() -> SyncMessageStream:
+            # In the loop, like every use of the set of streams; argument errors surface here.
+            stream = SyncMessageStream(make(), self._calls)
+            self._streams.add(stream)
+            return stream
+
+        return self._calls.run(made)
+
+    def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
+        """The task's current state."""
+        return self._calls.run(
+            functools.partial(self._client.get_task, task_id, history_length=history_length)
+        )
+
+    def list_tasks(
+        self,
+        context_id: str | None = None,
+        limit: int | None = 50,
+        cursor: str | None = None,
+        *,
+        status: TaskState | None = None,
+        history_length: int | None = None,
+        include_artifacts: bool = False,
+    ) -> TaskPage:
+        """One page of tasks, most recently updated first (v1.0 agents only)."""
+        return self._calls.run(
+            functools.partial(
+                self._client.list_tasks,
+                context_id,
+                limit,
+                cursor,
+                status=status,
+                history_length=history_length,
+                include_artifacts=include_artifacts,
+            )
+        )
+
+    def cancel_task(self, task_id: str, *, metadata: Mapping[str, Any] | None = None) -> Task:
+        """Ask the agent to cancel the task; returns the task as the agent then reports it."""
+        return self._calls.run(
+            functools.partial(self._client.cancel_task, task_id, metadata=metadata)
+        )
+
+    def wait(
+        self,
+        task_id: str,
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 0.2,
+        max_interval: float = 2.0,
+    ) -> Task:
+        """Poll ``get_task`` until the task is terminal or interrupted; return it.
+
+        The interval grows by half each poll from ``poll_interval`` up to ``max_interval``;
+        ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+        """
+        return self._calls.run(
+            functools.partial(
+                self._client.wait,
+                task_id,
+                timeout=timeout,
+                poll_interval=poll_interval,
+                max_interval=max_interval,
+            )
+        )
+
+    def create_push_config(
+        self,
+        task_id: str,
+        url: str,
+        *,
+        token: str | None = None,
+        config_id: str | None = None,
+        auth_scheme: str | None = None,
+        auth_credentials: str | None = None,
+    ) -> PushNotificationConfig:
+        """Ask the agent to post the task's updates to ``url``."""
+        return self._calls.run(
+            functools.partial(
+                self._client.create_push_config,
+                task_id,
+                url,
+                token=token,
+                config_id=config_id,
+                auth_scheme=auth_scheme,
+                auth_credentials=auth_credentials,
+            )
+        )
+
+    def get_push_config(self, task_id: str, config_id: str | None = None) -> PushNotificationConfig:
+        """One push config of the task."""
+        return self._calls.run(functools.partial(self._client.get_push_config, task_id, config_id))
+
+    def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
+        """Every push config of the task."""
+        return self._calls.run(functools.partial(self._client.list_push_configs, task_id))
+
+    def delete_push_config(self, task_id: str, config_id: str) -> None:
+        """Remove one push config of the task."""
+        self._calls.run(functools.partial(self._client.delete_push_config, task_id, config_id))
+
+    def call(self, method: str, params: Any = None) -> Any:
+        """Call any JSON-RPC method (an extension's, for example) and return its raw result."""
+        return self._calls.run(functools.partial(self._client.call, method, params))
+
+    def ping(self) -> float:
+        """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
+        return self._calls.run(self._client.ping)
+
+
+class SyncAgentPool:
+    """A blocking ``AgentPool``: clients for many agents over one connection pool, one portal.
+
+    ``options`` are those of ``AgentPool`` (``max_connections``, ``timeout``, ``auth``, ...);
+    ``backend`` and ``backend_options`` choose the event loop, as for ``SyncA2AClient``.
+    ``client(url)`` returns the same ``SyncA2AClient`` for the same URL, running the pool's
+    own ``A2AClient`` for it on the pool's portal. ``close()`` (or leaving ``with``) closes
+    every client, the pool and the portal; it is idempotent.
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: str = "asyncio",
+        backend_options: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        with ExitStack() as stack:
+            portal = _start_portal(stack, backend, backend_options)
+            self._pool = portal.call(functools.partial(AgentPool, **options))
+            self._stack = stack.pop_all()
+        self.backend = backend
+        self._calls = _Calls(portal, type(self).__name__)
+        self._clients: dict[str, SyncA2AClient] = {}  # changed in the loop's thread only
+        self._lock = threading.Lock()
+
+    @property
+    def async_pool(self) -> AgentPool:
+        """The ``AgentPool`` this facade runs (it belongs to the portal's event loop)."""
+        return self._pool
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._calls.closed
+
+    def client(self, url: str) -> SyncA2AClient:
+        """The client for ``url``, made on first use (and again if the last one was closed)."""
+        found = self._clients.get(url)
+        if found is not None and not found.closed and not self._calls.closed:
+            return found
+
+        async def made() -> SyncA2AClient:  # in the loop, like every change of the clients
+            found = self._clients.get(url)
+            if found is None or found.closed:
+                client = self._pool.client(url)
+                found = SyncA2AClient._attach(self._calls.portal, client, self.backend)
+                self._clients[url] = found
+            return found
+
+        return self._calls.run(made)
+
+    def send(
+        self, url: str, *, text: str | None = None, data: Any = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a user message (a text and/or a data part) and return the result as a dict:
+        the data part of the completed task's artifacts, else ``{"text": ...}``.
+
+        A task still running when the agent answers is waited for (``timeout``); a failed,
+        rejected, canceled or interrupted task raises ``TaskFailedError``.
+        """
+        return self._calls.run(
+            functools.partial(self._pool.send, url, text=text, data=data, timeout=timeout)
+        )
+
+    def fan_out(
+        self,
+        targets: Sequence[str | SyncA2AClient],
+        message: MessageInput,
+        *,
+        timeout: float | None = None,
+        limit: int | None = None,
+        first: int | None = None,
+        **send_options: Any,
+    ) -> list[AgentResult]:
+        """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
+
+        Targets are URLs or clients of this pool. At most ``limit`` sends run at a time;
+        ``first=k`` returns once k agents answered; ``timeout`` cancels the stragglers. A
+        failing agent never stops the others: each outcome is in its result.
+        """
+        clients: list[A2AClient | str] = []
+        for target in targets:
+            if isinstance(target, SyncA2AClient):
+                if target._calls.portal is not self._calls.portal:
+                    raise ValueError("fan_out takes URLs or clients of this pool")
+                clients.append(target._client)
+            else:
+                clients.append(target)
+        if "on_event" in send_options:
+            send_options["on_event"] = _off_loop(send_options["on_event"])
+        return self._calls.run(
+            functools.partial(
+                self._pool.fan_out,
+                clients,
+                message,
+                timeout=timeout,
+                limit=limit,
+                first=first,
+                **send_options,
+            )
+        )
+
+    def close(self) -> None:
+        """Close every client and the pool, then stop the portal; idempotent."""
+        with self._lock:
+            if self._calls.closed:
+                return
+            try:
+                self._calls.portal.call(self._shutdown)
+            finally:
+                self._stack.close()
+
+    async def _shutdown(self) -> None:
+        if not await self._calls.shut():
+            return
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client._shutdown()
+        await self._pool.aclose()
+
+    def __enter__(self) -> SyncAgentPool:
+        if self._calls.closed:
+            raise RuntimeError(f"this {self._calls.owner} is closed")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        closed = " closed" if self.closed else ""
+        return f"<SyncAgentPool backend={self.backend!r} clients={len(self._clients)}{closed}>"
