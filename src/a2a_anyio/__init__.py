@@ -63,6 +63,7 @@ from a2a_anyio._model import (
 )
 from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
 from a2a_anyio._pool import AgentPool
+from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delays
 from a2a_anyio._stream import MessageStream
 from a2a_anyio._sync import SyncA2AClient, SyncAgentPool, SyncMessageStream
 
@@ -102,10 +103,13 @@ __all__ = [
     "Message",
     "MessageStream",
     "MethodNotFoundError",
+    "NO_RETRY",
     "ParseError",
     "Part",
     "PushNotificationConfig",
     "PushNotificationNotSupportedError",
+    "RetryAttempt",
+    "RetryPolicy",
     "Role",
     "SecurityScheme",
     "StreamEvent",
@@ -133,5 +137,6 @@ __all__ = [
     "fan_out_stream",
     "get_task",
     "merge_streams",
+    "no_retry_delays",
     "send_text",
 ]

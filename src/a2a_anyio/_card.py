@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -9,10 +10,12 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from a2a_anyio._dialects._values import retry_after as parse_retry_after
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import A2ADiscoveryError
 from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
+from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 MAX_CARD_BYTES = 1024 * 1024
@@ -67,12 +70,14 @@ class AgentCardFetcher:
         ttl: float = 300.0,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        retry: RetryPolicy = NO_RETRY,
     ) -> None:
         self._http = http if isinstance(http, HttpTransport) else HttpTransport(http)
         self.base_url = base_url
         self.ttl = ttl
         self._headers = dict(headers or {})
         self._timeout = timeout
+        self._retry = retry
         self._cached: _Cached | None = None
         self._lock = anyio.Lock()
         self.requests = 0  # HTTP requests made, for observability
@@ -104,22 +109,32 @@ class AgentCardFetcher:
             headers = dict(self._headers)
             if cached is not None and cached.etag:
                 headers["If-None-Match"] = cached.etag
-            self.requests += 1
-            resp = await self._http.request("GET", url, headers=headers, deadline=self._timeout)
+            resp = await self._retry.run(
+                functools.partial(self._get, url, headers), operation="card", idempotent=True
+            )
             if resp.status == 304 and cached is not None:
                 cached.expires = self._expiry(resp)
                 return cached.card
             if resp.status == 404 or (resp.status == 200 and not _looks_json(resp)):
                 failures.append(f"{url}: HTTP {resp.status} {resp.content_type or ''}".strip())
                 continue
-            if resp.status != 200:
-                raise A2ADiscoveryError(f"agent card at {url}: HTTP {resp.status}")
             card = _decode(resp)
             no_store = "no-store" in resp.headers.get("cache-control", "").lower()
             etag = None if no_store else resp.headers.get("etag")
             self._cached = _Cached(card, url, etag, self._expiry(resp))
             return card
         raise A2ADiscoveryError("no agent card found (" + "; ".join(failures) + ")")
+
+    async def _get(self, url: str, headers: dict[str, str]) -> RawResponse:
+        self.requests += 1
+        resp = await self._http.request("GET", url, headers=headers, deadline=self._timeout)
+        if resp.status not in (200, 304, 404):
+            raise A2ADiscoveryError(
+                f"agent card at {url}: HTTP {resp.status}",
+                status_code=resp.status,
+                retry_after=parse_retry_after(resp.headers.get("retry-after")),
+            )
+        return resp
 
     def _expiry(self, resp: RawResponse) -> float:
         max_age = _max_age(resp.headers.get("cache-control", ""))

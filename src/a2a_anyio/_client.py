@@ -24,7 +24,16 @@ from a2a_anyio._errors import (
     MethodNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, SSEConnection, VerifyTypes
+from a2a_anyio._http import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT,
+    AsyncClient,
+    HttpTransport,
+    SSEConnection,
+    VerifyTypes,
+)
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -36,7 +45,8 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
-from a2a_anyio._stream import MessageStream
+from a2a_anyio._retry import IDEMPOTENT_OPS, RetryPolicy
+from a2a_anyio._stream import MessageStream, Opener
 
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
@@ -118,6 +128,11 @@ class A2AClient:
         endpoint: str | None = None,
         card: AgentCard | Mapping[str, Any] | None = None,
         http_client: AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        resume: bool = True,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -128,7 +143,16 @@ class A2AClient:
         self.protocol = protocol
         self.timeout = timeout
         self.idle_timeout = idle_timeout
-        self._http = HttpTransport(http_client, verify=verify, timeout=timeout)
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.resume = resume
+        self._http = HttpTransport(
+            http_client,
+            verify=verify,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_response_bytes=max_response_bytes,
+            max_event_bytes=max_event_bytes,
+        )
         self._origins = {_origin(u) for u in (self.url, self.endpoint) if u}
         self._secret_headers: dict[str, str] = dict(headers or {})
         if auth is not None:
@@ -142,6 +166,7 @@ class A2AClient:
             ttl=card_ttl,
             timeout=timeout,
             headers=self._secret_headers,
+            retry=self.retry,
         )
         self._card: AgentCard | None = (
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
@@ -260,19 +285,34 @@ class A2AClient:
         return req_id, json.dumps(request(method, params, req_id)).encode()
 
     async def _post(
-        self, url: str, dialect: Dialect | None, method: str, params: Any, task_id: str | None
+        self,
+        url: str,
+        dialect: Dialect | None,
+        method: str,
+        params: Any,
+        task_id: str | None,
+        *,
+        idempotent: bool = False,
     ) -> Any:
         req_id, body = self._body(method, params)
-        try:
+        headers = self._headers(url, dialect)
+        version = dialect.version if dialect is not None else "1.0"
+
+        async def attempt() -> Any:
             resp = await self._http.request(
-                "POST",
-                url,
-                content=body,
-                headers=self._headers(url, dialect),
-                deadline=self.timeout,
+                "POST", url, content=body, headers=headers, deadline=self.timeout
             )
-            version = dialect.version if dialect is not None else "1.0"
-            return decode_http(resp.status, resp.content, req_id, version=version, task_id=task_id)
+            return decode_http(
+                resp.status,
+                resp.content,
+                req_id,
+                version=version,
+                task_id=task_id,
+                retry_after=resp.headers.get("retry-after"),
+            )
+
+        try:
+            return await self.retry.run(attempt, operation=method, idempotent=idempotent)
         except A2AClientError as exc:
             exc.agent = exc.agent or url
             exc.method = exc.method or method
@@ -292,7 +332,10 @@ class A2AClient:
         if op not in dialect.methods:
             raise UnsupportedOperationError(f"{op} is not part of A2A v{dialect.version}")
         try:
-            result = await self._post(url, dialect, dialect.method(op), build(dialect), task_id)
+            result = await self._post(
+                url, dialect, dialect.method(op), build(dialect), task_id,
+                idempotent=op in IDEMPOTENT_OPS,
+            )  # fmt: skip
         except MethodNotFoundError:
             # A bare endpoint's version is a guess: -32601 on a v1.0 method means v0.3.
             if self.endpoint is None or self.protocol != "auto" or dialect.version != "1.0":
@@ -438,8 +481,13 @@ class A2AClient:
         push_config: PushNotificationConfig | None = None,
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
+        resume: bool | None = None,
     ) -> MessageStream:
-        """Send a message and stream the task's events (``async with ... as stream``)."""
+        """Send a message and stream the task's events (``async with ... as stream``).
+
+        ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
+        whole stream.
+        """
         self._check_open()
         msg, config = self._prepare(
             message, metadata, context_id, task_id, True, history_length,
@@ -449,7 +497,7 @@ class A2AClient:
         async def params(dialect: Dialect) -> JSONDict:
             return dialect.send_params(msg, config)
 
-        return self._stream("stream", params, idle_timeout, total_timeout)
+        return self._stream("stream", params, idle_timeout, total_timeout, resume)
 
     def subscribe(
         self,
@@ -457,6 +505,7 @@ class A2AClient:
         *,
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
+        resume: bool | None = None,
     ) -> MessageStream:
         """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe)."""
         self._check_open()
@@ -464,15 +513,9 @@ class A2AClient:
         async def params(dialect: Dialect) -> JSONDict:
             return dialect.subscribe_params(task_id)
 
-        return self._stream("subscribe", params, idle_timeout, total_timeout)
+        return self._stream("subscribe", params, idle_timeout, total_timeout, resume)
 
-    def _stream(
-        self,
-        op: str,
-        params: Any,
-        idle_timeout: float | None,
-        total_timeout: float | None,
-    ) -> MessageStream:
+    def _opener(self, op: str, params: Callable[[Dialect], Awaitable[JSONDict]]) -> Opener:
         async def opener() -> tuple[SSEConnection, Dialect, RequestId]:
             self._check_open()
             url, dialect = await self._resolve()
@@ -484,12 +527,36 @@ class A2AClient:
             )
             return conn, dialect, req_id
 
+        return opener
+
+    def _resubscriber(self, task_id: str) -> Opener:
+        async def params(dialect: Dialect) -> JSONDict:
+            return dialect.subscribe_params(task_id)
+
+        return self._opener("subscribe", params)
+
+    async def _poll_final(self, task_id: str) -> Task:
+        return await self.wait(task_id)
+
+    def _stream(
+        self,
+        op: str,
+        params: Callable[[Dialect], Awaitable[JSONDict]],
+        idle_timeout: float | None,
+        total_timeout: float | None,
+        resume: bool | None,
+    ) -> MessageStream:
+        resume = self.resume if resume is None else resume
         return MessageStream(
-            opener,
+            self._opener(op, params),
             idle_timeout=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total_timeout=total_timeout,
             agent=self.url or self.endpoint,
             method=op,
+            retry=self.retry,
+            idempotent=op in IDEMPOTENT_OPS,
+            resubscribe=self._resubscriber if resume else None,
+            poll=self._poll_final if resume else None,
         )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:

@@ -18,7 +18,8 @@ class A2AClientError(Exception):
     """Root of every error the client raises at run time.
 
     ``retryable`` says whether trying again may help; ``agent`` and ``method`` say where the
-    failure happened, when known; ``events`` holds the stream events received before it.
+    failure happened, when known; ``events`` holds the stream events received before it;
+    ``attempts`` how many tries the retry policy made.
     """
 
     retryable: bool = False
@@ -31,6 +32,7 @@ class A2AClientError(Exception):
         self.agent = agent
         self.method = method
         self.events: list[StreamEvent] = []
+        self.attempts = 1
 
     def __str__(self) -> str:
         where = " ".join(x for x in (self.method, f"at {self.agent}" if self.agent else None) if x)
@@ -38,9 +40,17 @@ class A2AClientError(Exception):
 
 
 class A2AConnectionError(A2AClientError):
-    """The server could not be reached, or the connection broke (DNS, refused, reset, TLS)."""
+    """The server could not be reached, or the connection broke (DNS, refused, reset, TLS).
+
+    ``request_sent`` is False when the request provably never reached the server (the
+    connection was never made), which makes even a non-idempotent call safe to retry.
+    """
 
     retryable = True
+
+    def __init__(self, message: str, *, request_sent: bool = True, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.request_sent = request_sent
 
 
 class A2ATimeoutError(A2AConnectionError):
@@ -52,10 +62,14 @@ class A2ATimeoutError(A2AConnectionError):
 
 
 class A2AHTTPError(A2AClientError):
-    """The server answered with an HTTP error status; ``body`` is truncated."""
+    """The server answered with an HTTP error status; ``body`` is truncated; ``retry_after``
+    holds the seconds a ``Retry-After`` header asked for."""
 
-    def __init__(self, status_code: int, body: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self, status_code: int, body: str = "", *, retry_after: float | None = None, **kwargs: Any
+    ) -> None:
         self.status_code = status_code
+        self.retry_after = retry_after
         self.body = body[:_BODY_PREVIEW]
         preview = " ".join(self.body.split())[:200]
         msg = f"HTTP {status_code}" + (f": {preview}" if preview else "")
@@ -68,7 +82,23 @@ class A2AAuthError(A2AHTTPError):
 
 
 class A2ADiscoveryError(A2AClientError):
-    """No usable agent card: missing, not JSON, not a card, or no interface this client speaks."""
+    """No usable agent card: missing, not JSON, not a card, or no interface this client speaks.
+
+    When the card request got an HTTP error, ``status_code`` and ``retry_after`` say which.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.retryable = status_code in (429, 502, 503, 504)
 
 
 class A2AProtocolError(A2AClientError):

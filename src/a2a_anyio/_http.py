@@ -28,6 +28,7 @@ VerifyTypes = bool | str | ssl.SSLContext
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024
 _USER_AGENT = "a2a-anyio"
 
 
@@ -70,18 +71,22 @@ HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
 
 
 def _mapped(exc: Exception, url: str) -> A2AClientError:
+    # The request never left: connect failures are safe to retry for any operation.
     if isinstance(exc, httpx.ConnectTimeout):
-        return A2ATimeoutError(f"connect timeout to {url}", timeout="connect")
+        return A2ATimeoutError(f"connect timeout to {url}", timeout="connect", request_sent=False)
     if isinstance(exc, httpx.ReadTimeout):
         return A2ATimeoutError(f"read timeout from {url}", timeout="read")
     if isinstance(exc, httpx.WriteTimeout):
         return A2ATimeoutError(f"write timeout to {url}", timeout="write")
     if isinstance(exc, httpx.PoolTimeout):
-        return A2ATimeoutError(f"no free connection for {url}", timeout="pool")
+        return A2ATimeoutError(f"no free connection for {url}", timeout="pool", request_sent=False)
     if isinstance(exc, httpx.ConnectError):
-        return A2AConnectionError(f"cannot connect to {url}: {exc}")
-    if isinstance(exc, (httpx.RemoteProtocolError, httpx.DecodingError)):
-        return A2AProtocolError(f"broken HTTP response from {url}: {exc}")
+        return A2AConnectionError(f"cannot connect to {url}: {exc}", request_sent=False)
+    if isinstance(exc, httpx.RemoteProtocolError):
+        # Mostly a peer that closed the connection mid-response: a cut, not bad data.
+        return A2AConnectionError(f"connection to {url} broke: {exc}")
+    if isinstance(exc, httpx.DecodingError):
+        return A2AProtocolError(f"undecodable HTTP response from {url}: {exc}")
     if isinstance(exc, httpx.TransportError):
         return A2AConnectionError(f"connection to {url} failed: {exc}")
     return A2AProtocolError(f"HTTP error with {url}: {exc}")
@@ -97,15 +102,23 @@ class HttpTransport:
         owns_client: bool | None = None,
         verify: VerifyTypes = True,
         timeout: float | None = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_connections: int = 100,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     ) -> None:
         self.owns_client = owns_client if owns_client is not None else client is None
         if client is None:
-            client = make_client(verify=verify, timeout=timeout, max_connections=max_connections)
+            client = make_client(
+                verify=verify,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                max_connections=max_connections,
+            )
         self.client = client
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
+        self.max_event_bytes = max_event_bytes
 
     async def request(
         self,
@@ -219,6 +232,10 @@ class SSEConnection:
                 response.status_code, response.headers, body, self.url
             )
             return self
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _EventSizeGuard(
+            response.stream, self._transport.max_event_bytes, self.url
+        )
         self._events = EventSource(response).aiter_sse()
         return self
 
@@ -254,6 +271,42 @@ class SSEConnection:
                 await response.aclose()
             if events is not None:
                 await _finish(events)
+
+
+class _EventSizeGuard(httpx.AsyncByteStream):
+    """An event-stream body that refuses any event larger than ``limit`` bytes.
+
+    It counts the bytes since the last blank line (the end of an event) as they arrive, so an
+    oversized event is refused after at most ``limit`` bytes of it were read.
+    """
+
+    def __init__(self, inner: httpx.AsyncByteStream, limit: int, url: str) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._url = url
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        pending = 0
+        tail = b""
+        chunks = self._inner.__aiter__()
+        try:
+            async for chunk in chunks:
+                data = tail + chunk
+                end = max(data.rfind(b"\n\n"), data.rfind(b"\r\r"), data.rfind(b"\r\n\r\n"))
+                pending = len(data) - end if end >= 0 else pending + len(chunk)
+                if pending > self._limit:
+                    raise A2AProtocolError(
+                        f"an event from {self._url} is larger than {self._limit} bytes"
+                    )
+                tail = data[-3:]
+                yield chunk
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:  # leaving early must not abandon the generator below
+                await aclose()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 async def _finish(events: AsyncIterator[Any]) -> None:

@@ -10,16 +10,27 @@ from typing import TypeVar
 
 import anyio
 
+from a2a_anyio import _retry
 from a2a_anyio._dialects import Dialect
 from a2a_anyio._dialects._jsonrpc import RequestId, decode_http, unwrap
 from a2a_anyio._dialects.reducer import TaskReducer
-from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2AProtocolError, A2ATimeoutError
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2AConnectionError,
+    A2AHTTPError,
+    A2AProtocolError,
+    A2ARPCError,
+    A2ATimeoutError,
+)
 from a2a_anyio._http import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task, TaskStatusUpdateEvent
+from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 #: Opens the HTTP stream: returns the connection (not yet entered), the dialect and request id.
 Opener = Callable[[], Awaitable[tuple[SSEConnection, Dialect, RequestId]]]
 T = TypeVar("T")
+
+DEFAULT_RESUME_ATTEMPTS = 3
 
 
 def ends_stream(event: StreamEvent, dialect: Dialect) -> bool:
@@ -35,16 +46,35 @@ def ends_stream(event: StreamEvent, dialect: Dialect) -> bool:
     return False
 
 
+def _is_cut(exc: BaseException) -> bool:
+    """A broken connection (not a time limit): what re-attaching can repair."""
+    return isinstance(exc, A2AConnectionError) and not isinstance(exc, A2ATimeoutError)
+
+
+def _unrecovered(cut: A2AClientError, failure: A2AClientError) -> A2AClientError:
+    """The cut that broke a stream, saying why it could not be repaired."""
+    cut.message = f"{cut.message} (and the task could not be followed up: {failure.message})"
+    return cut
+
+
 class MessageStream:
     """The events of one streaming call, folded into ``task`` as they arrive.
 
     Use it as ``async with ... as stream: async for event in stream`` (the connection is
     released the moment the block exits) or as a plain ``async for`` (released on the final
     event, at the end of the body, on an error, or by ``aclose()``). The iteration ends after
-    the event that finishes the interaction; a body that ends before it raises
-    ``A2AConnectionError``, because a cut stream is not a finished task. Like any iterator, one
-    stream is read by one task at a time; to stop it from another task, cancel the reader's
-    scope rather than calling ``aclose()`` while it reads.
+    the event that finishes the interaction.
+
+    A stream cut before that event (a broken connection, or a body that ends while the task
+    still works) is re-attached with SubscribeToTask / ``tasks/resubscribe``: the Task snapshot
+    that starts the new stream updates ``task`` without being delivered again, and events
+    already delivered are dropped. When the agent cannot re-attach, ``get_task`` is polled and
+    the task's final state is delivered as the last event. Without a way back (no task known
+    yet, attempts spent, ``resume=False``) the cut raises ``A2AConnectionError``: a cut stream
+    is never reported as a finished task.
+
+    Like any iterator, one stream is read by one task at a time; to stop it from another task,
+    cancel the reader's scope rather than calling ``aclose()`` while it reads.
     """
 
     def __init__(
@@ -55,6 +85,11 @@ class MessageStream:
         total_timeout: float | None = None,
         agent: str | None = None,
         method: str | None = None,
+        retry: RetryPolicy = NO_RETRY,
+        idempotent: bool = False,
+        resubscribe: Callable[[str], Opener] | None = None,
+        poll: Callable[[str], Awaitable[Task]] | None = None,
+        resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
     ) -> None:
         self._opener = opener
         self.idle_timeout = idle_timeout
@@ -62,6 +97,13 @@ class MessageStream:
         self.agent = agent
         self.method = method
         self.events: list[StreamEvent] = []
+        #: How many times the stream was re-attached after a cut.
+        self.resumes = 0
+        self._retry = retry
+        self._idempotent = idempotent
+        self._resubscribe = resubscribe
+        self._poll = poll
+        self._resume_attempts = resume_attempts
         self._reducer = TaskReducer()
         self._conn: SSEConnection | None = None
         self._dialect: Dialect | None = None
@@ -69,6 +111,9 @@ class MessageStream:
         self._deadline = math.inf
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
+        self._polled: Task | None = None
+        self._replaying = False  # just re-attached: a snapshot and replays may come first
+        self._cut: A2AClientError | None = None  # what broke the stream last
         self._final_seen = False
 
     @property
@@ -108,59 +153,173 @@ class MessageStream:
         if self.total_timeout is not None:
             self._deadline = anyio.current_time() + self.total_timeout
         try:
-            conn, self._dialect, self._req_id = await self._opener()
-            self._conn = conn
-            await self._within(conn.__aenter__(), "stream-idle")
-            if conn.error_response is not None:
-                resp = conn.error_response
-                result = decode_http(
-                    resp.status, resp.content, self._req_id, version=self._dialect.version
-                )
-                # A server that does not stream may answer with one plain result.
-                self._pending = self._dialect.decode_event(result)
+            # Retried only before the first event, and for a send only if it never left.
+            await self._retry.run(
+                lambda: self._connect(self._opener),
+                operation=self.method or "stream",
+                idempotent=self._idempotent,
+            )
         except BaseException as exc:
             await self._fail(exc)
             raise
+
+    async def _connect(self, opener: Opener) -> None:
+        """Open one connection; a plain (non-streaming) answer is decoded here."""
+        conn, dialect, req_id = await opener()
+        self._dialect, self._req_id = dialect, req_id
+        try:
+            await self._within(conn.__aenter__(), "stream-idle")
+        except BaseException:
+            await conn.aclose()
+            raise
+        resp = conn.error_response
+        if resp is None:
+            self._conn = conn
+            return
+        result = decode_http(
+            resp.status,
+            resp.content,
+            req_id,
+            version=dialect.version,
+            retry_after=resp.headers.get("retry-after"),
+        )
+        # A server that does not stream may answer with one plain result.
+        self._pending = dialect.decode_event(result)
 
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
             await self._open()
-        if self._state == "done":
-            raise StopAsyncIteration
-        assert self._dialect is not None
-        pending = self._pending
         try:
-            if pending is not None:
-                self._pending = None
-                return await self._accept(pending, self._dialect)
-            if self._conn is None:
-                raise StopAsyncIteration
-            sse = await self._within(self._conn.next_event(), "stream-idle")
-            if sse is None:
-                task = self._reducer.task
-                if task is not None and task.status.state.is_final:
-                    # Some servers close after an interrupted state without a final flag.
-                    self._final_seen = True
-                    await self.aclose()
-                    raise StopAsyncIteration
-                raise A2AConnectionError("the stream ended before the task reached a final state")
-            try:
-                value = json.loads(sse.data)
-            except ValueError as exc:
-                raise A2AProtocolError(f"stream event is not JSON: {sse.data[:120]!r}") from exc
-            result = unwrap(value, self._req_id, version=self._dialect.version)
-            return await self._accept(self._dialect.decode_event(result), self._dialect)
+            while self._state != "done":
+                try:
+                    event = await self._read()
+                except A2AClientError as exc:
+                    refused = isinstance(exc, (A2ARPCError, A2AHTTPError))
+                    if self._replaying and refused and self._poll is not None:
+                        await self._poll_final(self._cut or exc)  # re-attached, then refused
+                        continue
+                    if not (_is_cut(exc) and self._can_resume()):
+                        raise
+                    await self._recover(exc)
+                    continue
+                if event is None:  # the body ended
+                    task = self._reducer.task
+                    if task is not None and task.status.state.is_final:
+                        # Some servers close after an interrupted state without a final flag.
+                        self._final_seen = True
+                        break
+                    cut = A2AConnectionError(
+                        "the stream ended before the task reached a final state"
+                    )
+                    if not self._can_resume():
+                        raise cut
+                    await self._recover(cut)
+                    continue
+                if self._replaying and self._is_replay(event):
+                    continue
+                return await self._accept(event)
         except BaseException as exc:
             await self._fail(exc)
             raise
+        await self.aclose()
+        raise StopAsyncIteration
 
-    async def _accept(self, event: StreamEvent, dialect: Dialect) -> StreamEvent:
+    async def _read(self) -> StreamEvent | None:
+        """The next event off the wire (or the pending one); None when the body ended."""
+        if self._pending is not None:
+            event, self._pending = self._pending, None
+            return event
+        if self._conn is None:
+            return None
+        assert self._dialect is not None
+        sse = await self._within(self._conn.next_event(), "stream-idle")
+        if sse is None:
+            return None
+        try:
+            value = json.loads(sse.data)
+        except ValueError as exc:
+            raise A2AProtocolError(f"stream event is not JSON: {sse.data[:120]!r}") from exc
+        result = unwrap(value, self._req_id, version=self._dialect.version)
+        return self._dialect.decode_event(result)
+
+    async def _accept(self, event: StreamEvent) -> StreamEvent:
+        assert self._dialect is not None
         self.events.append(event)
         self._reducer.apply(event)
-        if ends_stream(event, dialect):
+        if event is self._polled or ends_stream(event, self._dialect):
             self._final_seen = True
             await self.aclose()
         return event
+
+    # -- resuming ---------------------------------------------------------------------------
+
+    def _can_resume(self) -> bool:
+        return (
+            self._resubscribe is not None
+            and self._reducer.task is not None
+            and self._reducer.message is None
+        )
+
+    async def _recover(self, cause: A2AClientError) -> None:
+        """Re-attach to the task after a cut (bounded, with backoff), else poll its end."""
+        task = self._reducer.task
+        assert task is not None and self._resubscribe is not None
+        await self._drop_connection()
+        while True:
+            if self.resumes >= self._resume_attempts:
+                cause.message = f"{cause.message} (re-attaching failed {self.resumes} times)"
+                raise cause
+            self.resumes += 1
+            if _retry.delays_enabled():
+                await anyio.sleep(self._retry.delay(self.resumes, cause))
+            try:
+                await self._connect(self._resubscribe(task.id))
+            except A2AClientError as exc:
+                if _is_cut(exc):
+                    continue
+                if self._poll is None:
+                    raise _unrecovered(cause, exc) from cause.__cause__
+                await self._poll_final(cause)  # the agent cannot re-attach: ask it instead
+                return
+            self._cut = cause
+            self._replaying = True
+            return
+
+    async def _poll_final(self, cause: A2AClientError) -> None:
+        """Wait for the task's final state by polling; else fail with the cut ``cause``."""
+        task = self._reducer.task
+        assert task is not None
+        assert self._poll is not None
+        await self._drop_connection()
+        self._replaying = False
+        with anyio.CancelScope(deadline=self._deadline) as scope:
+            try:
+                self._polled = self._pending = await self._poll(task.id)
+            except A2AClientError as exc:
+                raise _unrecovered(cause, exc) from cause.__cause__
+        if scope.cancelled_caught:
+            raise A2ATimeoutError(
+                f"stream deadline timeout: nothing within {self.total_timeout}s",
+                timeout="deadline",
+            )
+
+    def _is_replay(self, event: StreamEvent) -> bool:
+        """After re-attaching: drop the leading snapshot (folded quietly) and repeats."""
+        assert self._dialect is not None
+        if isinstance(event, Task) and not ends_stream(event, self._dialect):
+            self._reducer.apply(event)
+            return True
+        if event.raw is not None and any(e.raw == event.raw for e in self.events):
+            return True
+        self._replaying = False
+        return False
+
+    async def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.aclose()
+
+    # -- time limits, failure, closing ------------------------------------------------------
 
     async def _within(self, awaitable: Awaitable[T], which: str) -> T | None:
         """Await with the idle limit and the total deadline, whichever is nearer."""
@@ -197,6 +356,4 @@ class MessageStream:
     async def aclose(self) -> None:
         """Release the connection now; iteration stops. Safe to call more than once."""
         self._state = "done"
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.aclose()
+        await self._drop_connection()

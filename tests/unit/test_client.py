@@ -643,7 +643,7 @@ def _raiser(exc_type: type[Exception]) -> Any:
     [
         (httpx.ConnectError, A2AConnectionError, None),
         (httpx.ReadError, A2AConnectionError, None),
-        (httpx.RemoteProtocolError, A2AProtocolError, None),
+        (httpx.RemoteProtocolError, A2AConnectionError, None),
         (httpx.ConnectTimeout, A2ATimeoutError, "connect"),
         (httpx.ReadTimeout, A2ATimeoutError, "read"),
         (httpx.PoolTimeout, A2ATimeoutError, "pool"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from a2a_anyio._dialects._values import retry_after as parse_retry_after
 from a2a_anyio._errors import A2AAuthError, A2AHTTPError, A2AProtocolError, rpc_error
 
 RequestId = int | str
@@ -75,6 +76,7 @@ def decode_http(
     *,
     version: str,
     task_id: str | None = None,
+    retry_after: str | None = None,
 ) -> Any:
     """The result of a JSON-RPC call from its HTTP status and body, or the typed error.
 
@@ -92,7 +94,7 @@ def decode_http(
     if is_envelope(value):
         return unwrap(value, expected_id, version=version, task_id=task_id)
     if not 200 <= status < 300:
-        raise A2AHTTPError(status, _preview(content))
+        raise A2AHTTPError(status, _preview(content), retry_after=parse_retry_after(retry_after))
     if not parsed:
         raise A2AProtocolError(f"response is not JSON: {_preview(content)[:120]!r}")
     raise A2AProtocolError("response is not a JSON-RPC response object")

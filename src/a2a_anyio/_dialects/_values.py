@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import email.utils
+import time
 from typing import Any, NoReturn
 
 from a2a_anyio._errors import A2AProtocolError
@@ -149,3 +151,19 @@ def boolean(d: JSONDict, name: str, snake: str | None = None) -> bool:
     if isinstance(v, bool):
         return v
     bad(f"{name} is not a boolean")
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -1,0 +1,139 @@
+"""Retries: which failures are worth another try, and how long to wait before it."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import random
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+
+from a2a_anyio._errors import A2AClientError, A2AConnectionError
+
+T = TypeVar("T")
+
+#: Operations that may be sent twice without changing what the agent does.
+IDEMPOTENT_OPS = frozenset(
+    {"card", "get", "list", "cancel", "subscribe", "push_get", "push_list", "push_delete"}
+)
+
+_delays = True
+
+
+@contextlib.contextmanager
+def no_retry_delays() -> Iterator[None]:
+    """Within this block retries happen at once: backoff and ``Retry-After`` waits are skipped.
+
+    Meant for tests of code that uses the client (``with no_retry_delays(): ...``).
+    """
+    global _delays
+    previous, _delays = _delays, False
+    try:
+        yield
+    finally:
+        _delays = previous
+
+
+def delays_enabled() -> bool:
+    """False inside ``no_retry_delays()``."""
+    return _delays
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAttempt:
+    """What ``on_retry`` is told: the attempt that failed, its error, the wait before the next."""
+
+    attempt: int
+    error: A2AClientError
+    delay: float
+    operation: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How a client retries.
+
+    ``attempts`` counts every try (1 means no retry); ``deadline`` bounds all tries together,
+    waits included. The wait before try n+1 is a full-jitter exponential backoff,
+    ``uniform(0, min(max_backoff, backoff * 2**(n-1)))``, unless the server sent
+    ``Retry-After`` (seconds or an HTTP date, capped at ``max_retry_after``).
+
+    By default connection failures and HTTP 429, 502, 503, 504 are retried for idempotent
+    operations (card, get, list, cancel, subscribe, push config get/list/delete). Sends, and
+    calls of unknown methods, are retried only when the request never reached the server (a
+    failed connect); a stream only before its first event. ``retry_if`` replaces the default
+    choice among those safe cases; ``on_retry`` (sync or async) is called before each wait.
+    """
+
+    attempts: int = 3
+    deadline: float | None = None
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+    max_retry_after: float = 120.0
+    retry_statuses: frozenset[int] = frozenset({429, 502, 503, 504})
+    retry_if: Callable[[A2AClientError], bool] | None = None
+    on_retry: Callable[[RetryAttempt], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        if self.backoff < 0 or self.max_backoff < 0:
+            raise ValueError("backoff times cannot be negative")
+
+    def should_retry(self, error: A2AClientError, *, idempotent: bool) -> bool:
+        """Whether ``error`` deserves another try of an operation of that kind."""
+        sent = getattr(error, "request_sent", True)
+        if not idempotent and sent:
+            return False
+        if self.retry_if is not None:
+            return self.retry_if(error)
+        if isinstance(error, A2AConnectionError):
+            # The caller's own deadline ran out: another try cannot make it in time.
+            return getattr(error, "timeout", None) != "deadline"
+        return getattr(error, "status_code", None) in self.retry_statuses
+
+    def delay(self, attempt: int, error: A2AClientError) -> float:
+        """Seconds to wait after failed try number ``attempt``."""
+        asked = getattr(error, "retry_after", None)
+        if isinstance(asked, (int, float)):
+            return min(float(asked), self.max_retry_after)
+        cap = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        return random.uniform(0.0, cap)
+
+    async def run(self, call: Callable[[], Awaitable[T]], *, operation: str, idempotent: bool) -> T:
+        """Await ``call()`` until it succeeds or the policy gives up (then its last error)."""
+        start = anyio.current_time()
+        attempt = 1
+        while True:
+            try:
+                return await call()
+            except A2AClientError as exc:
+                if attempt >= self.attempts or not self.should_retry(exc, idempotent=idempotent):
+                    _gave_up(exc, attempt)
+                    raise
+                wait = self.delay(attempt, exc) if _delays else 0.0
+                if self.deadline is not None and (
+                    anyio.current_time() - start + wait > self.deadline
+                ):
+                    _gave_up(exc, attempt, f"the {self.deadline}s retry deadline")
+                    raise
+                if self.on_retry is not None:
+                    outcome = self.on_retry(RetryAttempt(attempt, exc, wait, operation))
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                await anyio.sleep(wait)
+                attempt += 1
+
+
+def _gave_up(error: A2AClientError, attempts: int, why: str | None = None) -> None:
+    """Make ``error`` say how many tries it took, when there was more than one."""
+    error.attempts = attempts
+    if attempts > 1 or why:
+        reason = why or f"{attempts} attempts"
+        error.message = f"{error.message} (gave up after {reason})"
+
+
+NO_RETRY = RetryPolicy(attempts=1)
