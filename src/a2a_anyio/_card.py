@@ -153,6 +153,6 @@ def _decode(resp: RawResponse) -> AgentCard:
         raise A2ADiscoveryError(f"agent card at {resp.url} is larger than {MAX_CARD_BYTES} bytes")
     try:
         value = json.loads(resp.content)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise A2ADiscoveryError(f"agent card at {resp.url} is not JSON: {exc}") from exc
     return parse_card(value)

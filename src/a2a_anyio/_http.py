@@ -6,7 +6,7 @@ Every httpx exception becomes an ``A2AClientError`` here, once, with the cause c
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -153,9 +153,12 @@ class HttpTransport:
             raise A2AProtocolError(f"response from {url} is {declared} bytes, over {limit}")
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():
+        reader = response.aiter_bytes()
+        async for chunk in reader:
             size += len(chunk)
             if size > limit:
+                await response.aclose()
+                await _finish(reader)
                 raise A2AProtocolError(f"response from {url} exceeds {limit} bytes")
             chunks.append(chunk)
         return b"".join(chunks)
@@ -203,6 +206,8 @@ class SSEConnection:
         self._response: httpx.Response | None = None
         self._events: AsyncIterator[Any] | None = None
         self.error_response: RawResponse | None = None
+        #: Called whenever bytes arrive, keep-alive comments included: proof of life.
+        self.on_activity: Callable[[], None] | None = None
 
     async def __aenter__(self) -> SSEConnection:
         client = self._transport.client
@@ -233,9 +238,7 @@ class SSEConnection:
             )
             return self
         assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _EventSizeGuard(
-            response.stream, self._transport.max_event_bytes, self.url
-        )
+        response.stream = _EventSizeGuard(response.stream, self, self._transport.max_event_bytes)
         self._events = EventSource(response).aiter_sse()
         return self
 
@@ -274,16 +277,17 @@ class SSEConnection:
 
 
 class _EventSizeGuard(httpx.AsyncByteStream):
-    """An event-stream body that refuses any event larger than ``limit`` bytes.
+    """An event-stream body that refuses any event larger than ``limit`` bytes, and tells its
+    connection's ``on_activity`` about every chunk.
 
     It counts the bytes since the last blank line (the end of an event) as they arrive, so an
     oversized event is refused after at most ``limit`` bytes of it were read.
     """
 
-    def __init__(self, inner: httpx.AsyncByteStream, limit: int, url: str) -> None:
+    def __init__(self, inner: httpx.AsyncByteStream, conn: SSEConnection, limit: int) -> None:
         self._inner = inner
+        self._conn = conn
         self._limit = limit
-        self._url = url
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         pending = 0
@@ -296,26 +300,36 @@ class _EventSizeGuard(httpx.AsyncByteStream):
                 pending = len(data) - end if end >= 0 else pending + len(chunk)
                 if pending > self._limit:
                     raise A2AProtocolError(
-                        f"an event from {self._url} is larger than {self._limit} bytes"
+                        f"an event from {self._conn.url} is larger than {self._limit} bytes"
                     )
                 tail = data[-3:]
+                if self._conn.on_activity is not None:
+                    self._conn.on_activity()
                 yield chunk
         finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:  # leaving early must not abandon the generator below
-                await aclose()
+            await _aclose(chunks)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
 
-async def _finish(events: AsyncIterator[Any]) -> None:
-    """End a half-read event iterator, and every generator under it, once its response is closed.
+async def _aclose(iterator: AsyncIterator[Any]) -> None:
+    """Close an async generator a loop left early: an abandoned one is finalised by the
+    garbage collector, which trio reports."""
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
-    httpx-sse iterates a chain of httpx's async generators; closing only the outer one would
-    abandon the inner ones, which trio reports as garbage-collected generators. Stepping the
-    chain inside an already-expired cancel scope raises the cancellation (or the read error of
-    the closed response) in the innermost generator, and it ends each one on its way out.
+
+async def _finish(events: AsyncIterator[Any]) -> None:
+    """End a half-read iterator over a response, and every generator under it, once the
+    response is closed.
+
+    httpx (and httpx-sse over it) read through a chain of async generators; closing only the
+    outer one would abandon the inner ones, which trio reports as garbage-collected generators.
+    Stepping the chain inside an already-expired cancel scope raises the cancellation (or the
+    read error of the closed response) in the innermost generator, and it ends each one on its
+    way out.
     """
     with anyio.move_on_after(0):
         try:

@@ -114,6 +114,7 @@ class MessageStream:
         self._polled: Task | None = None
         self._replaying = False  # just re-attached: a snapshot and replays may come first
         self._cut: A2AClientError | None = None  # what broke the stream last
+        self._idle_scope: anyio.CancelScope | None = None
         self._final_seen = False
 
     @property
@@ -167,6 +168,7 @@ class MessageStream:
         """Open one connection; a plain (non-streaming) answer is decoded here."""
         conn, dialect, req_id = await opener()
         self._dialect, self._req_id = dialect, req_id
+        conn.on_activity = self._touch
         try:
             await self._within(conn.__aenter__(), "stream-idle")
         except BaseException:
@@ -237,7 +239,7 @@ class MessageStream:
             return None
         try:
             value = json.loads(sse.data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise A2AProtocolError(f"stream event is not JSON: {sse.data[:120]!r}") from exc
         result = unwrap(value, self._req_id, version=self._dialect.version)
         return self._dialect.decode_event(result)
@@ -321,20 +323,26 @@ class MessageStream:
 
     # -- time limits, failure, closing ------------------------------------------------------
 
-    async def _within(self, awaitable: Awaitable[T], which: str) -> T | None:
-        """Await with the idle limit and the total deadline, whichever is nearer."""
-        now = anyio.current_time()
+    async def _within(self, awaitable: Awaitable[T], which: str) -> T:
+        """Await within the idle limit and the total deadline, whichever is nearer.
+
+        Bytes arriving on the connection (keep-alive comments too) push the idle limit back.
+        """
         idle = self.idle_timeout if self.idle_timeout is not None else math.inf
-        limit = min(idle, self._deadline - now)
-        expired = "deadline" if self._deadline - now <= idle else which
-        with anyio.move_on_after(limit if limit != math.inf else None) as scope:
-            return await awaitable
-        if scope.cancelled_caught:
-            secs = self.total_timeout if expired == "deadline" else self.idle_timeout
-            raise A2ATimeoutError(
-                f"stream {expired} timeout: nothing within {secs}s", timeout=expired
-            )
-        return None  # pragma: no cover - move_on_after either returns or marks cancelled
+        with anyio.CancelScope(deadline=min(anyio.current_time() + idle, self._deadline)) as scope:
+            self._idle_scope = scope
+            try:
+                return await awaitable
+            finally:
+                self._idle_scope = None
+        expired = "deadline" if anyio.current_time() >= self._deadline else which
+        secs = self.total_timeout if expired == "deadline" else self.idle_timeout
+        raise A2ATimeoutError(f"stream {expired} timeout: nothing within {secs}s", timeout=expired)
+
+    def _touch(self) -> None:
+        scope = self._idle_scope
+        if scope is not None and self.idle_timeout is not None:
+            scope.deadline = min(anyio.current_time() + self.idle_timeout, self._deadline)
 
     async def _fail(self, exc: BaseException) -> None:
         await self.aclose()

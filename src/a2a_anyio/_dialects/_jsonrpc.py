@@ -87,7 +87,7 @@ def decode_http(
     try:
         value = json.loads(content) if content else None
         parsed = True
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         value, parsed = None, False
     if status in (401, 403):
         raise A2AAuthError(status, _preview(content))

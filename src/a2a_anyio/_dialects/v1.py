@@ -27,20 +27,20 @@ _ROLE_OUT = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED:
 
 
 def decode_part(value: Any) -> Part:
+    # ProtoJSON may spell an unset member as null: only a non-null member chooses the kind.
     d = v.obj(value, "part")
     media_type = v.text(d, "mediaType", "media_type")
     metadata = v.optional_dict(d, "metadata")
-    if "text" in d:
-        t = d["text"]
-        if not isinstance(t, str):
-            v.bad("text part is not a string")
-        return TextPart(t, media_type, metadata, d)
-    if "raw" in d:
+    if d.get("text") is not None:
+        return TextPart(v.text(d, "text") or "", media_type, metadata, d)
+    if d.get("raw") is not None:
         return FilePart(v.b64decode(d["raw"]), None, media_type, v.text(d, "filename"), metadata, d)
-    if "url" in d:
+    if d.get("url") is not None:
         return FilePart(None, v.text(d, "url"), media_type, v.text(d, "filename"), metadata, d)
     if "data" in d:
         return DataPart(d["data"], media_type, metadata, d)
+    if "text" in d:  # {"text": null}: an empty text part, the protobuf default
+        return TextPart("", media_type, metadata, d)
     v.bad("part has none of text, raw, url, data")
 
 
