@@ -6,23 +6,32 @@ import inspect
 import itertools
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 import anyio
 
 from a2a_anyio._card import AgentCardFetcher, card_urls
 from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect, dialect_for
 from a2a_anyio._dialects._jsonrpc import RequestId, decode_http, request
-from a2a_anyio._dialects.card import parse_card, select_interface
+from a2a_anyio._dialects._values import retry_after as parse_retry_after
+from a2a_anyio._dialects.card import PROTOCOLS, candidates, parse_card
+from a2a_anyio._dialects.rest import (
+    RestMapping,
+    decode_rest_http,
+    rest_dialect,
+    unwrap_rest_event,
+)
 from a2a_anyio._errors import (
     A2AClientError,
+    A2AHTTPError,
     A2ATimeoutError,
     MethodNotFoundError,
     UnsupportedOperationError,
+    VersionNotSupportedError,
 )
 from a2a_anyio._http import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -31,7 +40,6 @@ from a2a_anyio._http import (
     DEFAULT_TIMEOUT,
     AsyncClient,
     HttpTransport,
-    SSEConnection,
     VerifyTypes,
 )
 from a2a_anyio._model import (
@@ -46,11 +54,29 @@ from a2a_anyio._model import (
     TaskState,
 )
 from a2a_anyio._retry import IDEMPOTENT_OPS, RetryPolicy
-from a2a_anyio._stream import MessageStream, Opener
+from a2a_anyio._stream import MessageStream, Opener, StreamWire, jsonrpc_wire
 
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
+
+#: What worked for a URL after a fallback: (binding, version), shared by every client.
+_LEARNED: dict[str, tuple[str, str]] = {}
+
+
+@dataclass(slots=True)
+class Target:
+    """Where and how operations go: a URL, the payload dialect, and for HTTP+JSON the map
+    from operations to paths."""
+
+    url: str
+    dialect: Dialect
+    rest: RestMapping | None = None
+
+    @property
+    def binding(self) -> str:
+        """ "jsonrpc" or "rest"."""
+        return "jsonrpc" if self.rest is None else "rest"
 
 
 async def _notify(callback: EventCallback, event: StreamEvent) -> None:
@@ -125,7 +151,10 @@ class A2AClient:
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         card_ttl: float = 300.0,
         protocol: str = "auto",
+        bindings: Sequence[str] = ("jsonrpc", "rest"),
         endpoint: str | None = None,
+        tenant: str | None = None,
+        extensions: Sequence[str] | None = None,
         card: AgentCard | Mapping[str, Any] | None = None,
         http_client: AsyncClient | None = None,
         retry: RetryPolicy | None = None,
@@ -136,8 +165,14 @@ class A2AClient:
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
-        if protocol not in ("auto", "1.0", "0.3"):
-            raise ValueError(f"protocol must be 'auto', '1.0' or '0.3', not {protocol!r}")
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        self.bindings = tuple(bindings)
+        unknown = [b for b in self.bindings if b.lower() not in ("jsonrpc", "rest")]
+        if unknown or not self.bindings:
+            raise ValueError(f"bindings are 'jsonrpc' and/or 'rest', not {unknown or '()'}")
+        self.tenant = tenant
+        self.extensions = tuple(extensions or ())
         self.url = check_url(url) if url is not None else None
         self.endpoint = check_url(endpoint, "endpoint") if endpoint is not None else None
         self.protocol = protocol
@@ -172,7 +207,8 @@ class A2AClient:
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
         )
         self._extended_card: AgentCard | None = None
-        self._target: tuple[str, Dialect] | None = None
+        self._target: Target | None = None
+        self._candidates: list[Target] = []
         self._resolve_lock = anyio.Lock()
         self._ids = itertools.count(1)
         self._closed = False
@@ -248,21 +284,59 @@ class A2AClient:
 
         return caps()
 
-    async def _resolve(self) -> tuple[str, Dialect]:
+    async def _resolve(self) -> Target:
         if self._target is not None:
             return self._target
         async with self._resolve_lock:
             if self._target is None:
-                if self.endpoint is not None:
-                    version = "0.3" if self.protocol == "0.3" else "1.0"
-                    self._target = (self.endpoint, dialect_for(version))
-                else:
-                    card = self._card if self._card is not None else await self.get_card()
-                    iface = select_interface(card, self.protocol)
-                    base = self._fetcher.card_url or self.url or ""
-                    url = check_url(urljoin(base, iface.url), "the card's interface url")
-                    self._target = (url, dialect_for(iface.protocol_version, iface.tenant))
+                self._candidates = await self._find_candidates()
+                learned = _LEARNED.get(self._key)
+                self._target = next(
+                    (t for t in self._candidates if (t.binding, t.dialect.version) == learned),
+                    self._candidates[0],
+                )
             return self._target
+
+    async def _find_candidates(self) -> list[Target]:
+        if self.endpoint is not None:
+            # A bare JSON-RPC endpoint states no version: try them in order.
+            # (0.2 speaks the methods of 0.3, so it is no separate guess.)
+            versions = [v for v in ("1.0", "0.3", "legacy") if self.protocol in ("auto", v)]
+            if self.protocol == "0.2":
+                versions = ["0.2"]
+            return [Target(self.endpoint, dialect_for(v, self.tenant)) for v in versions]
+        card = self._card if self._card is not None else await self.get_card()
+        base = self._fetcher.card_url or self.url or ""
+        out = []
+        for iface in candidates(card, self.protocol, self.bindings):
+            url = check_url(urljoin(base, iface.url), "the card's interface url")
+            tenant = self.tenant or iface.tenant
+            version = iface.protocol_version or "0.3"
+            if iface.binding == "HTTP+JSON":
+                out.append(Target(url, rest_dialect(version), RestMapping(version, tenant)))
+            else:
+                out.append(Target(url, dialect_for(version, tenant)))
+        return out
+
+    @property
+    def _key(self) -> str:
+        return f"{self.url or self.endpoint}|{self.protocol}|{','.join(self.bindings)}"
+
+    def _fall_back(self, target: Target, exc: A2AClientError) -> bool:
+        """After an answer that says "wrong dialect", move to the next candidate (once each)."""
+        wrong = isinstance(exc, (MethodNotFoundError, VersionNotSupportedError)) or (
+            target.rest is not None
+            and isinstance(exc, A2AHTTPError)
+            and exc.status_code in (404, 405)
+        )
+        if not wrong or target not in self._candidates:
+            return False
+        index = self._candidates.index(target) + 1
+        if index >= len(self._candidates):
+            return False
+        self._target = self._candidates[index]
+        _LEARNED[self._key] = (self._target.binding, self._target.dialect.version)
+        return True
 
     async def get_extended_card(self) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent)."""
@@ -272,10 +346,16 @@ class A2AClient:
 
     # -- the wire -------------------------------------------------------------------------
 
-    def _headers(self, url: str, dialect: Dialect | None) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
+    def _headers(self, url: str, dialect: Dialect | None, *, rest: bool = False) -> dict[str, str]:
+        v1 = dialect is not None and dialect.version == "1.0"
+        headers = {"Content-Type": "application/a2a+json" if rest and v1 else "application/json"}
         if dialect is not None:
             headers.update(dialect.headers())
+        if self.extensions:
+            uris = ",".join(self.extensions)
+            headers["A2A-Extensions"] = uris
+            if not v1:  # v0.3 servers read the older name
+                headers["X-A2A-Extensions"] = uris
         if _origin(url) in self._origins:
             headers.update(self._secret_headers)
         return headers
@@ -328,31 +408,60 @@ class A2AClient:
     ) -> T:
         """Call operation ``op``: params built for, and the result decoded by, the dialect."""
         self._check_open()
-        url, dialect = await self._resolve()
+        target = await self._resolve()
+        dialect = target.dialect
         if op not in dialect.methods:
             raise UnsupportedOperationError(f"{op} is not part of A2A v{dialect.version}")
+        idempotent = op in IDEMPOTENT_OPS
         try:
-            result = await self._post(
-                url, dialect, dialect.method(op), build(dialect), task_id,
-                idempotent=op in IDEMPOTENT_OPS,
-            )  # fmt: skip
-        except MethodNotFoundError:
-            # A bare endpoint's version is a guess: -32601 on a v1.0 method means v0.3.
-            if self.endpoint is None or self.protocol != "auto" or dialect.version != "1.0":
-                raise
-            self._target = (url, V03Dialect())
-            return await self._op(op, build, decode, task_id=task_id)
+            if target.rest is None:
+                method = dialect.method(op)
+                result = await self._post(
+                    target.url, dialect, method, build(dialect), task_id, idempotent=idempotent
+                )
+            else:
+                result = await self._rest(target, op, build(dialect), idempotent)
+        except A2AClientError as exc:
+            if self._fall_back(target, exc):
+                return await self._op(op, build, decode, task_id=task_id)
+            raise
         try:
             return decode(dialect, result)
         except A2AClientError as exc:
-            exc.agent, exc.method = exc.agent or url, exc.method or dialect.method(op)
+            exc.agent, exc.method = exc.agent or target.url, exc.method or op
+            raise
+
+    async def _rest(self, target: Target, op: str, params: Any, idempotent: bool) -> Any:
+        assert target.rest is not None
+        req = target.rest.request(op, params)
+        url = target.url.rstrip("/") + req.path + (f"?{urlencode(req.query)}" if req.query else "")
+        body = json.dumps(req.body).encode() if req.body is not None else None
+        headers = self._headers(url, target.dialect, rest=True)
+
+        async def attempt() -> Any:
+            resp = await self._http.request(
+                req.method, url, content=body, headers=headers, deadline=self.timeout
+            )
+            retry_after = parse_retry_after(resp.headers.get("retry-after"))
+            return decode_rest_http(resp.status, resp.content, retry_after)
+
+        try:
+            return await self.retry.run(attempt, operation=op, idempotent=idempotent)
+        except A2AClientError as exc:
+            exc.agent = exc.agent or url
+            exc.method = exc.method or f"{req.method} {req.path}"
             raise
 
     async def call(self, method: str, params: Any = None) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its raw result."""
         self._check_open()
-        url, dialect = await self._resolve()
-        return await self._post(url, dialect, method, params, None)
+        target = await self._resolve()
+        if target.rest is not None:  # any JSON-RPC interface the agent has will do
+            rpc = [t for t in self._candidates if t.rest is None]
+            if not rpc:
+                raise UnsupportedOperationError("call() needs a JSON-RPC interface")
+            target = rpc[0]
+        return await self._post(target.url, target.dialect, method, params, None)
 
     async def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
@@ -516,16 +625,30 @@ class A2AClient:
         return self._stream("subscribe", params, idle_timeout, total_timeout, resume)
 
     def _opener(self, op: str, params: Callable[[Dialect], Awaitable[JSONDict]]) -> Opener:
-        async def opener() -> tuple[SSEConnection, Dialect, RequestId]:
+        async def opener() -> StreamWire:
             self._check_open()
-            url, dialect = await self._resolve()
+            target = await self._resolve()
+            dialect = target.dialect
             if op not in dialect.methods:
                 raise UnsupportedOperationError(f"{op} is not part of A2A v{dialect.version}")
-            req_id, body = self._body(dialect.method(op), await params(dialect))
-            conn = self._http.open_sse(
-                "POST", url, content=body, headers=self._headers(url, dialect)
+            if target.rest is None:
+                req_id, body = self._body(dialect.method(op), await params(dialect))
+                headers = self._headers(target.url, dialect)
+                conn = self._http.open_sse("POST", target.url, content=body, headers=headers)
+                return jsonrpc_wire(conn, dialect, req_id)
+            req = target.rest.request(op, await params(dialect))
+            url = target.url.rstrip("/") + req.path
+            content = json.dumps(req.body).encode() if req.body is not None else None
+            headers = self._headers(url, dialect, rest=True)
+            conn = self._http.open_sse(req.method, url, content=content, headers=headers)
+            return StreamWire(
+                conn,
+                dialect,
+                unwrap_rest_event,
+                lambda status, body, retry: decode_rest_http(
+                    status, body, parse_retry_after(retry)
+                ),
             )
-            return conn, dialect, req_id
 
         return opener
 

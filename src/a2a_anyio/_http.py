@@ -335,5 +335,5 @@ async def _finish(events: AsyncIterator[Any]) -> None:
         try:
             async for _ in events:
                 pass
-        except (httpx.HTTPError, SSEError, anyio.ClosedResourceError):
+        except (*HTTPX_ERRORS, SSEError, anyio.ClosedResourceError):
             pass

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
@@ -26,8 +27,36 @@ from a2a_anyio._http import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task, TaskStatusUpdateEvent
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
-#: Opens the HTTP stream: returns the connection (not yet entered), the dialect and request id.
-Opener = Callable[[], Awaitable[tuple[SSEConnection, Dialect, RequestId]]]
+
+@dataclass(slots=True)
+class StreamWire:
+    """An opened-to-be stream and how to read it in its binding.
+
+    ``unwrap`` turns one event's JSON into a result (raising the error it may carry);
+    ``answer`` decodes a plain HTTP answer given instead of a stream (status, body,
+    Retry-After header).
+    """
+
+    conn: SSEConnection
+    dialect: Dialect
+    unwrap: Callable[[Any], Any]
+    answer: Callable[[int, bytes, str | None], Any]
+
+
+def jsonrpc_wire(conn: SSEConnection, dialect: Dialect, req_id: RequestId) -> StreamWire:
+    """A stream of JSON-RPC responses to request ``req_id``."""
+    return StreamWire(
+        conn,
+        dialect,
+        lambda value: unwrap(value, req_id, version=dialect.version),
+        lambda status, content, retry_after: decode_http(
+            status, content, req_id, version=dialect.version, retry_after=retry_after
+        ),
+    )
+
+
+#: Opens the HTTP stream: returns the connection (not yet entered) and how to read it.
+Opener = Callable[[], Awaitable[StreamWire]]
 T = TypeVar("T")
 
 DEFAULT_RESUME_ATTEMPTS = 3
@@ -107,7 +136,7 @@ class MessageStream:
         self._reducer = TaskReducer()
         self._conn: SSEConnection | None = None
         self._dialect: Dialect | None = None
-        self._req_id: RequestId = 0
+        self._wire: StreamWire | None = None
         self._deadline = math.inf
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
@@ -166,8 +195,9 @@ class MessageStream:
 
     async def _connect(self, opener: Opener) -> None:
         """Open one connection; a plain (non-streaming) answer is decoded here."""
-        conn, dialect, req_id = await opener()
-        self._dialect, self._req_id = dialect, req_id
+        wire = await opener()
+        conn = wire.conn
+        self._wire, self._dialect = wire, wire.dialect
         conn.on_activity = self._touch
         try:
             await self._within(conn.__aenter__(), "stream-idle")
@@ -178,15 +208,9 @@ class MessageStream:
         if resp is None:
             self._conn = conn
             return
-        result = decode_http(
-            resp.status,
-            resp.content,
-            req_id,
-            version=dialect.version,
-            retry_after=resp.headers.get("retry-after"),
-        )
+        result = wire.answer(resp.status, resp.content, resp.headers.get("retry-after"))
         # A server that does not stream may answer with one plain result.
-        self._pending = dialect.decode_event(result)
+        self._pending = wire.dialect.decode_event(result)
 
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
@@ -233,7 +257,7 @@ class MessageStream:
             return event
         if self._conn is None:
             return None
-        assert self._dialect is not None
+        assert self._dialect is not None and self._wire is not None
         sse = await self._within(self._conn.next_event(), "stream-idle")
         if sse is None:
             return None
@@ -241,8 +265,7 @@ class MessageStream:
             value = json.loads(sse.data)
         except (ValueError, RecursionError) as exc:
             raise A2AProtocolError(f"stream event is not JSON: {sse.data[:120]!r}") from exc
-        result = unwrap(value, self._req_id, version=self._dialect.version)
-        return self._dialect.decode_event(result)
+        return self._dialect.decode_event(self._wire.unwrap(value))
 
     async def _accept(self, event: StreamEvent) -> StreamEvent:
         assert self._dialect is not None

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from a2a_anyio import A2ADiscoveryError, AgentCard
-from a2a_anyio._dialects.card import parse_card, select_interface
+from a2a_anyio._dialects.card import candidates, parse_card, select_interface
 
 V1_CARD: dict[str, Any] = {
     "name": "Joke Agent",
@@ -222,8 +222,14 @@ def test_legacy_card() -> None:
     assert card.security_requirements == [{"Bearer": []}]
     assert card.security_schemes == {}
     assert card.default_input_modes == ["text"]
-    with pytest.raises(A2ADiscoveryError, match="offers no JSON-RPC interface"):
-        select_interface(card)
+    assert select_interface(card).protocol_version == "legacy"
+    # a card without any version is a guess: the other guess (v0.2) comes last
+    assert [(i.binding, i.protocol_version) for i in candidates(card)] == [
+        ("JSONRPC", "legacy"),
+        ("JSONRPC", "0.2"),
+    ]
+    with pytest.raises(A2ADiscoveryError, match="offers no interface"):
+        select_interface(card, "1.0")
 
 
 @pytest.mark.parametrize(

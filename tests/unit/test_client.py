@@ -208,7 +208,7 @@ async def test_no_usable_interface() -> None:
         supportedInterfaces=[{"url": RPC_URL, "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
     )
     async with connect(FakeAgent(card)) as client:
-        with pytest.raises(A2ADiscoveryError, match="no JSON-RPC interface"):
+        with pytest.raises(A2ADiscoveryError, match="offers no interface"):
             await client.send_message("x")
 
 
@@ -518,12 +518,12 @@ async def test_endpoint_falls_back_to_v03_once() -> None:
     assert agent.rpc_requests[1].headers.get("A2A-Version") != "1.0"
 
 
-async def test_endpoint_fallback_happens_only_once() -> None:
+async def test_endpoint_fallback_tries_each_dialect_once() -> None:
     agent = FakeAgent(None)  # knows no method at all
     async with connect(agent, None, endpoint=RPC_URL) as client:
         with pytest.raises(MethodNotFoundError):
             await client.send_message("x")
-    assert [c["method"] for c in agent.calls] == ["SendMessage", "message/send"]
+    assert [c["method"] for c in agent.calls] == ["SendMessage", "message/send", "tasks/send"]
 
 
 @pytest.mark.parametrize("protocol", ["1.0", "0.3"])

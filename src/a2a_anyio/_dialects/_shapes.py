@@ -22,17 +22,19 @@ class Shapes:
         encode_part: Callable[[Part], JSONDict],
         roles: Mapping[Role, str],
         message_kind: str | None = None,
+        message_parts: str = "parts",
     ) -> None:
         self.decode_part = decode_part
         self.encode_part = encode_part
         self.roles = roles
         self.message_kind = message_kind
+        self.message_parts = message_parts  # v0.3 REST calls a message's parts "content"
 
     def decode_message(self, value: Any) -> Message:
         d = v.obj(value, "message")
         return Message(
             role=v.role(d.get("role")),
-            parts=[self.decode_part(p) for p in v.items(d, "parts")],
+            parts=[self.decode_part(p) for p in v.items(d, self.message_parts)],
             message_id=v.text(d, "messageId", "message_id") or "",
             context_id=v.text(d, "contextId", "context_id"),
             task_id=v.text(d, "taskId", "task_id"),
@@ -46,7 +48,7 @@ class Shapes:
         out: JSONDict = {"kind": self.message_kind} if self.message_kind else {}
         out["messageId"] = message.message_id
         out["role"] = self.roles[message.role]
-        out["parts"] = [self.encode_part(p) for p in message.parts]
+        out[self.message_parts] = [self.encode_part(p) for p in message.parts]
         for key, value in (
             ("contextId", message.context_id),
             ("taskId", message.task_id),

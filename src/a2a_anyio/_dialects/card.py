@@ -192,32 +192,60 @@ def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
     return out
 
 
-# Versions this client speaks over JSON-RPC, in the order "auto" prefers them.
-JSONRPC_VERSIONS = ("1.0", "0.3", "0.2")
+# What this client speaks, per binding, in the order "auto" prefers the versions.
+SUPPORTED = {
+    "JSONRPC": ("1.0", "0.3", "0.2", "legacy"),
+    "HTTP+JSON": ("1.0", "0.3", "0.2"),
+}
+_BINDING_NAMES = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "http+json": "HTTP+JSON"}
+PROTOCOLS = ("auto", "1.0", "0.3", "0.2", "legacy")
+
+
+def candidates(
+    card: AgentCard, protocol: str = "auto", bindings: tuple[str, ...] = ("jsonrpc", "rest")
+) -> list[AgentInterface]:
+    """The interfaces this client can use, best first: by the caller's binding preference,
+    then in the card's order. A card that states no version at all (legacy or early v0.2,
+    told apart only by a guess) also gets the other guess as a last resort."""
+    wanted = _family(protocol)
+    out: list[AgentInterface] = []
+    for name in bindings:
+        binding = _BINDING_NAMES.get(name.lower())
+        if binding is None:
+            raise ValueError(f"bindings are 'jsonrpc' and 'rest', not {name!r}")
+        for iface in card.interfaces:
+            version = _family_of(iface.protocol_version)
+            if iface.binding == binding and version in wanted and version in SUPPORTED[binding]:
+                out.append(iface)
+    if "supportedInterfaces" not in card.raw and "protocolVersion" not in card.raw:
+        for iface in list(out):
+            other = {"0.2": "legacy", "legacy": "0.2"}.get(iface.protocol_version or "")
+            if other in wanted and other in SUPPORTED[iface.binding]:
+                out.append(AgentInterface(iface.url, iface.binding, other, iface.tenant))
+    if not out:
+        offered = ", ".join(f"{i.binding} {i.protocol_version or '?'}" for i in card.interfaces)
+        raise A2ADiscoveryError(
+            f"agent {card.name!r} offers no interface for protocol {protocol!r} over "
+            f"{'/'.join(bindings)} (it offers: {offered or 'nothing'})"
+        )
+    return out
 
 
 def select_interface(card: AgentCard, protocol: str = "auto") -> AgentInterface:
-    """The first JSON-RPC interface, in the card's order, whose version this client speaks.
-
-    ``protocol`` "1.0" or "0.3" restricts the choice to that version ("0.3" also takes 0.2).
-    """
-    wanted = JSONRPC_VERSIONS if protocol == "auto" else _family(protocol)
-    for iface in card.interfaces:
-        if iface.binding == "JSONRPC" and _family_of(iface.protocol_version) in wanted:
-            return iface
-    offered = ", ".join(f"{i.binding} {i.protocol_version or '?'}" for i in card.interfaces)
-    raise A2ADiscoveryError(
-        f"agent {card.name!r} offers no JSON-RPC interface for protocol {protocol!r} "
-        f"(it offers: {offered or 'nothing'})"
-    )
+    """The first JSON-RPC interface, in the card's order, whose version this client speaks."""
+    return candidates(card, protocol, ("jsonrpc",))[0]
 
 
 def _family(protocol: str) -> tuple[str, ...]:
+    if protocol == "auto":
+        return SUPPORTED["JSONRPC"]
     if protocol == "1.0":
         return ("1.0",)
-    if protocol in ("0.3", "0.2"):
+    if protocol == "0.3":
         return ("0.3", "0.2")
-    raise ValueError(f"protocol must be 'auto', '1.0' or '0.3', not {protocol!r}")
+    if protocol in ("0.2", "legacy"):
+        return (protocol,)
+    raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
 
 
 def _family_of(version: str | None) -> str | None:
@@ -225,4 +253,4 @@ def _family_of(version: str | None) -> str | None:
         return "0.3"  # an interface without a version: the SDKs assume 0.3
     if version.startswith("1."):
         return "1.0"
-    return version if version in ("0.3", "0.2") else None
+    return version if version in ("0.3", "0.2", "legacy") else None

@@ -240,3 +240,13 @@ class V03Dialect(Dialect):
         if not isinstance(value, list):
             v.bad("push config list is not an array")
         return [decode_push_config(c) for c in value]
+
+
+class V02Dialect(V03Dialect):
+    """A2A v0.2.x: the v0.3 JSON-RPC family without the extended-card method."""
+
+    version = "0.2"
+    methods = {k: m for k, m in V03Dialect.methods.items() if k != "extended_card"}  # noqa: RUF012
+
+    def headers(self) -> dict[str, str]:
+        return {}

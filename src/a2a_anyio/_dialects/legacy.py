@@ -1,0 +1,224 @@
+"""The early ``tasks/send`` dialect (spec <= v0.1): ``type``-discriminated parts, task ids
+chosen by the client, ``sessionId`` for the context, artifact chunking inside the artifact."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects.base import Dialect, SendConfig
+from a2a_anyio._dialects.v03 import decode_part as decode_typed_part
+from a2a_anyio._dialects.v03 import encode_part as encode_kind_part
+from a2a_anyio._model import (
+    Artifact,
+    JSONDict,
+    Message,
+    Part,
+    PushNotificationConfig,
+    Role,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+
+def encode_part(part: Part) -> JSONDict:
+    """A part with ``type`` where v0.2+ has ``kind`` (the payloads are otherwise alike)."""
+    out = encode_kind_part(part)
+    out["type"] = out.pop("kind")
+    return out
+
+
+def decode_message(value: Any) -> Message:
+    d = v.obj(value, "message")
+    return Message(
+        role=v.role(d.get("role")),
+        parts=[decode_typed_part(p) for p in v.items(d, "parts")],
+        message_id="",  # legacy messages carry no id
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def encode_message(message: Message) -> JSONDict:
+    out: JSONDict = {
+        "role": "agent" if message.role is Role.AGENT else "user",
+        "parts": [encode_part(p) for p in message.parts],
+    }
+    if message.metadata:
+        out["metadata"] = message.metadata
+    return out
+
+
+def decode_status(value: Any) -> TaskStatus:
+    d = v.obj(value, "status")
+    wire = d.get("state")
+    msg = d.get("message")
+    return TaskStatus(
+        v.state(wire),
+        decode_message(msg) if msg is not None else None,
+        v.text(d, "timestamp"),
+        wire if isinstance(wire, str) else None,
+        d,
+    )
+
+
+def decode_artifact(value: Any, position: int = 0) -> Artifact:
+    d = v.obj(value, "artifact")
+    index = d.get("index", position)
+    return Artifact(
+        # Legacy artifacts are keyed by their index (a2a-protocol §4.4).
+        artifact_id=v.text(d, "artifactId") or str(index),
+        parts=[decode_typed_part(p) for p in v.items(d, "parts")],
+        name=v.text(d, "name"),
+        description=v.text(d, "description"),
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def decode_task(value: Any) -> Task:
+    d = v.obj(value, "task")
+    status = d.get("status")
+    if status is None:
+        v.bad("task has no status")
+    return Task(
+        id=v.required_id(d, "id", None, "task"),
+        context_id=v.text(d, "sessionId"),
+        status=decode_status(status),
+        artifacts=[decode_artifact(a, i) for i, a in enumerate(v.items(d, "artifacts"))],
+        history=[decode_message(m) for m in v.items(d, "history")],
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def decode_event(value: Any) -> StreamEvent:
+    """Events are told apart by shape: ``status`` or ``artifact``."""
+    d = v.obj(value, "event")
+    task_id = v.required_id(d, "id", None, "event")
+    if "artifact" in d:
+        art = v.obj(d["artifact"], "artifact")
+        return TaskArtifactUpdateEvent(
+            task_id=task_id,
+            context_id=None,
+            artifact=decode_artifact(art),
+            append=v.boolean(art, "append"),
+            last_chunk=v.boolean(art, "lastChunk"),
+            metadata=v.optional_dict(d, "metadata"),
+            raw=d,
+        )
+    if "status" in d:
+        status = decode_status(d["status"])
+        return TaskStatusUpdateEvent(
+            task_id=task_id,
+            context_id=None,
+            status=status,
+            final=v.boolean(d, "final") or status.state.is_terminal,
+            metadata=v.optional_dict(d, "metadata"),
+            raw=d,
+        )
+    if "sessionId" in d or "artifacts" in d:  # a whole task, as some servers send first
+        return decode_task(d)
+    v.bad("legacy event has neither status nor artifact")
+
+
+def decode_push_config(value: Any) -> PushNotificationConfig:
+    d = v.obj(value, "push notification config")
+    inner = v.obj(d.get("pushNotificationConfig"), "pushNotificationConfig")
+    auth = v.optional_dict(inner, "authentication") or {}
+    schemes = v.str_list(auth, "schemes") or []
+    url = v.text(inner, "url")
+    if not url:
+        v.bad("push notification config has no url")
+    return PushNotificationConfig(
+        url=url,
+        task_id=v.text(d, "id"),
+        token=v.text(inner, "token"),
+        auth_scheme=schemes[0] if schemes else None,
+        auth_credentials=v.text(auth, "credentials"),
+        raw=d,
+    )
+
+
+class LegacyDialect(Dialect):
+    """The ``tasks/send`` JSON-RPC dialect of the first A2A agents."""
+
+    version = "legacy"
+    methods = {  # noqa: RUF012
+        "send": "tasks/send",
+        "stream": "tasks/sendSubscribe",
+        "get": "tasks/get",
+        "cancel": "tasks/cancel",
+        "subscribe": "tasks/resubscribe",
+        "push_create": "tasks/pushNotification/set",
+        "push_get": "tasks/pushNotification/get",
+    }
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def encode_message(self, message: Message) -> JSONDict:
+        return encode_message(message)
+
+    def decode_message(self, value: Any) -> Message:
+        return decode_message(value)
+
+    def send_params(self, message: Message, config: SendConfig) -> JSONDict:
+        # The client names the task: a new one for a new task, the same to continue one.
+        params: JSONDict = {
+            "id": message.task_id or str(uuid.uuid4()),
+            "sessionId": message.context_id or str(uuid.uuid4()),
+            "message": encode_message(message),
+        }
+        if config.history_length is not None:
+            params["historyLength"] = config.history_length
+        if config.push_config is not None:
+            params["pushNotification"] = _push_body(config.push_config)
+        if config.metadata:
+            params["metadata"] = config.metadata
+        return params
+
+    def decode_send_result(self, value: Any) -> Task | Message:
+        return decode_task(value)
+
+    def decode_event(self, value: Any) -> StreamEvent:
+        return decode_event(value)
+
+    def decode_task(self, value: Any) -> Task:
+        return decode_task(value)
+
+    def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
+        if not config.task_id:
+            raise ValueError("a push notification config needs a task_id")
+        return {"id": config.task_id, "pushNotificationConfig": _push_body(config)}
+
+    def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
+        return {"id": task_id}
+
+    def push_list_params(self, task_id: str) -> JSONDict:
+        raise ValueError("listing push configs is not part of the tasks/send dialect")
+
+    def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
+        raise ValueError("deleting push configs is not part of the tasks/send dialect")
+
+    def decode_push_config(self, value: Any) -> PushNotificationConfig:
+        return decode_push_config(value)
+
+    def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
+        return [decode_push_config(value)]
+
+
+def _push_body(config: PushNotificationConfig) -> JSONDict:
+    out: JSONDict = {"url": config.url}
+    if config.token:
+        out["token"] = config.token
+    if config.auth_scheme:
+        auth: JSONDict = {"schemes": [config.auth_scheme]}
+        if config.auth_credentials:
+            auth["credentials"] = config.auth_credentials
+        out["authentication"] = auth
+    return out
