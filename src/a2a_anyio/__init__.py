@@ -63,6 +63,7 @@ from a2a_anyio._model import (
 )
 from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
 from a2a_anyio._pool import AgentPool
+from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
 from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delays
 from a2a_anyio._stream import MessageStream
 from a2a_anyio._sync import SyncA2AClient, SyncAgentPool, SyncMessageStream
@@ -83,10 +84,13 @@ __all__ = [
     "AgentCapabilities",
     "AgentCard",
     "AgentCardFetcher",
+    "AgentEntry",
     "AgentExtension",
     "AgentInterface",
     "AgentPool",
     "AgentProvider",
+    "AgentRegistry",
+    "AgentRegistryError",
     "AgentResult",
     "AgentSkill",
     "Artifact",

@@ -21,7 +21,8 @@ from a2a_anyio._stream import MessageStream
 if TYPE_CHECKING:
     from a2a_anyio._pool import AgentPool
 
-#: An agent to fan out to: a client, or a URL (served from a pool).
+#: An agent to fan out to: a client, a URL, or a registry agent's or group's name (served
+#: from a pool).
 Target = A2AClient | str
 
 
@@ -188,24 +189,29 @@ def _name(target: Target) -> str:
 
 
 async def _clients(
-    targets: Sequence[Target], pool: AgentPool | None, stack: AsyncExitStack
-) -> list[A2AClient]:
+    targets: Sequence[Target] | str, pool: AgentPool | None, stack: AsyncExitStack
+) -> list[tuple[str, A2AClient]]:
+    """Each target's name and client; registry names are looked up, groups expanded."""
+    if isinstance(targets, str):
+        targets = [targets]
     if pool is None and any(isinstance(t, str) for t in targets):
         from a2a_anyio._pool import AgentPool
 
         pool = await stack.enter_async_context(AgentPool())
+    if pool is not None:
+        targets = pool.expand(targets)
     out = []
     for target in targets:
         if isinstance(target, A2AClient):
-            out.append(target)
+            out.append((_name(target), target))
         else:
             assert pool is not None
-            out.append(pool.client(target))
+            out.append((target, pool.client(target)))
     return out
 
 
 async def fan_out(
-    targets: Sequence[Target],
+    targets: Sequence[Target] | str,
     message: MessageInput,
     *,
     timeout: float | None = None,
@@ -214,7 +220,8 @@ async def fan_out(
     pool: AgentPool | None = None,
     **send_options: Any,
 ) -> list[AgentResult]:
-    """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
+    """Send ``message`` to every target at once; one ``AgentResult`` per target, in order
+    (a registry group counts as its agents; a single name or URL may be given alone).
 
     At most ``limit`` sends run at a time. ``first=k`` returns as soon as k agents answered
     and cancels the rest; ``timeout`` cancels the stragglers. A failing agent never stops the
@@ -222,13 +229,15 @@ async def fan_out(
     """
     if first is not None and first < 1:
         raise ValueError("first must be at least 1")
-    results = [AgentResult(_name(t)) for t in targets]
-    if not targets:
-        return results
-    limiter = anyio.CapacityLimiter(limit or len(targets))
+    results: list[AgentResult] = []
     answered = 0
     async with AsyncExitStack() as stack:
-        clients = await _clients(targets, pool, stack)
+        named = await _clients(targets, pool, stack)
+        if not named:
+            return results
+        results = [AgentResult(name) for name, _ in named]
+        clients = [client for _, client in named]
+        limiter = anyio.CapacityLimiter(limit or len(clients))
 
         async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:
             nonlocal answered
@@ -264,17 +273,22 @@ async def fan_out(
 class FanOutStream(MergedStreams):
     """``fan_out_stream``: merged streams that also close the pool they made, if any."""
 
-    def __init__(self, targets: Sequence[Target], pool: AgentPool | None, **options: Any) -> None:
-        self._targets = list(targets)
+    def __init__(
+        self, targets: Sequence[Target] | str, pool: AgentPool | None, **options: Any
+    ) -> None:
+        self._targets = [targets] if isinstance(targets, str) else list(targets)
         self._pool = pool
         self._stream_options = options.pop("stream_options")
         self._stack = AsyncExitStack()
         super().__init__({}, **options)
 
     async def __aenter__(self) -> FanOutStream:
-        clients = await _clients(self._targets, self._pool, self._stack)
-        for target, client in zip(self._targets, clients, strict=True):
-            name = _name(target)
+        try:
+            named = await _clients(self._targets, self._pool, self._stack)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        for name, client in named:
             if name in self.streams:  # the same agent twice: keep both streams apart
                 name = f"{name}#{len(self.streams)}"
             self.streams[name] = client.stream_message(**self._stream_options)
@@ -298,7 +312,7 @@ class FanOutStream(MergedStreams):
 
 
 def fan_out_stream(
-    targets: Sequence[Target],
+    targets: Sequence[Target] | str,
     message: MessageInput,
     *,
     timeout: float | None = None,

@@ -11,6 +11,7 @@ from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
 from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, VerifyTypes
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
+from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
 
 
 class AgentPool:
@@ -19,6 +20,10 @@ class AgentPool:
     ``pool.client(url)`` returns the same ``A2AClient`` for the same URL; ``client_options``
     (``auth``, ``headers``, ``protocol``, ...) apply to every client it makes. ``aclose()``
     closes them all and the pool; it is idempotent and safe on a pool never used.
+
+    Wherever a URL is accepted, the name of an agent of ``registry`` works too (its entry's
+    options win over ``client_options``), and in fan-outs the name of a group. Without
+    ``registry``, ``AgentRegistry.load()`` is read the first time a name is used.
     """
 
     def __init__(
@@ -28,11 +33,14 @@ class AgentPool:
         timeout: float | None = DEFAULT_TIMEOUT,
         verify: VerifyTypes = True,
         http_client: AsyncClient | None = None,
+        registry: AgentRegistry | None = None,
         **client_options: Any,
     ) -> None:
         self._http = HttpTransport(
             http_client, verify=verify, timeout=timeout, max_connections=max_connections
         )
+        self._verify = verify
+        self._registry = registry
         self._options = {"timeout": timeout, **client_options}
         self._clients: dict[str, A2AClient] = {}
         self._closed = False
@@ -42,16 +50,43 @@ class AgentPool:
         """The shared httpx client."""
         return self._http.client
 
+    @property
+    def registry(self) -> AgentRegistry:
+        """The registry names are looked up in (``AgentRegistry.load()`` unless one was given)."""
+        if self._registry is None:
+            self._registry = AgentRegistry.load()
+        return self._registry
+
+    def expand(self, targets: Sequence[Target]) -> list[Target]:
+        """``targets`` with every registry group replaced by its agents' names."""
+        out: list[Target] = []
+        for target in targets:
+            if isinstance(target, str) and not is_url(target):
+                out.extend(entry.name for entry in self.registry.resolve(target))
+            else:
+                out.append(target)
+        return out
+
     def client(self, url: str) -> A2AClient:
-        """The client for ``url``, made on first use."""
+        """The client for ``url`` (or for the registry agent of that name), made on first use."""
         if self._closed:
             raise RuntimeError("this AgentPool is closed")
         found = self._clients.get(url)
         if found is None or found.closed:  # a client its user closed is replaced
-            found = self._clients[url] = A2AClient(
-                url, http_client=self._http.client, **self._options
-            )
+            found = self._clients[url] = self._make(url)
         return found
+
+    def _make(self, url: str) -> A2AClient:
+        if is_url(url):
+            return A2AClient(url, http_client=self._http.client, **self._options)
+        registry = self.registry
+        if url not in registry.names() and url in registry:
+            raise AgentRegistryError(f"{url!r} is a group of agents: fan out to it instead")
+        options = {**self._options, **registry.get(url).client_options()}
+        # The shared pool was made with the pool's TLS settings; other ones need their own.
+        if options.get("verify", True) == self._verify:
+            options["http_client"] = self._http.client
+        return A2AClient(**options)
 
     async def send(
         self, url: str, *, text: str | None = None, data: Any = None, timeout: float | None = None

@@ -46,10 +46,12 @@ class TaskReducer:
             task = self._task_for(event.task_id, event.context_id, event)
             if task is not None:
                 task.status = event.status
+                task.raw = None  # a folded task is no longer any one wire object
         elif isinstance(event, TaskArtifactUpdateEvent):
             task = self._task_for(event.task_id, event.context_id, event)
             if task is not None:
                 self._fold_artifact(task, event)
+                task.raw = None
         return self.task
 
     def _task_for(

@@ -1,0 +1,27 @@
+"""The ``a2a-anyio`` command line (needs the ``cli`` extra: rich, PyYAML).
+
+``main(argv)`` runs it and returns the exit status: 0 success, 1 failure, 2 usage or
+configuration error, 3 unreachable, 4 authentication, 5 timeout.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``a2a-anyio`` with ``argv`` (default: the process's arguments)."""
+    try:
+        from a2a_anyio.cli._app import main as run
+    except ImportError as exc:
+        if exc.name not in ("rich", "yaml"):
+            raise
+        sys.stderr.write(
+            f"a2a-anyio: the command line needs {exc.name}: pip install 'a2a-anyio[cli]'\n"
+        )
+        return 1
+    return run(argv)
+
+
+__all__ = ["main"]

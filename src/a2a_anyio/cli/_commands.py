@@ -1,0 +1,538 @@
+"""The commands: each takes the run's Context and returns an exit status."""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import sys
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.live import Live
+
+from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._errors import A2ATimeoutError
+from a2a_anyio._model import (
+    DataPart,
+    FilePart,
+    Message,
+    Part,
+    Role,
+    StreamEvent,
+    Task,
+    TaskState,
+    TextPart,
+)
+from a2a_anyio._stream import MessageStream
+from a2a_anyio.cli import _render as r
+from a2a_anyio.cli._context import Context, Target
+from a2a_anyio.cli._errors import OK, Failure, UsageError, exit_code_of
+from a2a_anyio.cli._live import AgentRow, FanOutView, TaskView
+
+Command = Callable[[Context], Awaitable[int]]
+
+# -- building the message ------------------------------------------------------------------
+
+
+def _json_arg(value: str, flag: str) -> Any:
+    """A JSON value from ``--data``/``--params``/``--metadata``: inline, ``@file``, a file's
+    path, or ``-`` for stdin."""
+    source = value
+    if value == "-":
+        source = sys.stdin.read()
+    elif value.startswith("@") or (
+        not value.lstrip().startswith(("{", "[")) and Path(value).is_file()
+    ):
+        path = Path(value[1:] if value.startswith("@") else value).expanduser()
+        try:
+            source = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{flag}: cannot read {path}: {exc.strerror}") from exc
+    try:
+        return json.loads(source)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: not JSON ({exc}): {value[:80]!r}") from exc
+
+
+def _file_part(value: str, media_type: str | None) -> FilePart:
+    if value.startswith(("http://", "https://")):
+        return FilePart(url=value, media_type=media_type, name=Path(value).name or None)
+    path = Path(value).expanduser()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--file: cannot read {path}: {exc.strerror}") from exc
+    guessed = mimetypes.guess_type(path.name)[0]
+    return FilePart(data=data, media_type=media_type or guessed, name=path.name)
+
+
+def build_message(ctx: Context) -> Message:
+    """The user message of ``send``/``fan-out``: its text and part flags, in order."""
+    a = ctx.args
+    parts: list[Part] = []
+    if getattr(a, "text", None):
+        parts.append(TextPart(a.text))
+    for kind, value, media_type in a.parts or []:
+        if kind == "text":
+            parts.append(TextPart(value, media_type))
+        elif kind == "data":
+            parts.append(DataPart(_json_arg(value, "--data"), media_type))
+        else:
+            parts.append(_file_part(value, media_type))
+    if not parts:
+        raise UsageError("nothing to send: give a TEXT, or --text, --data or --file")
+    return Message(Role.USER, parts)
+
+
+def _metadata(ctx: Context) -> dict[str, Any] | None:
+    value = getattr(ctx.args, "metadata", None)
+    if value is None:
+        return None
+    meta = _json_arg(value, "--metadata")
+    if not isinstance(meta, dict):
+        raise UsageError("--metadata wants a JSON object")
+    return meta
+
+
+# -- card ------------------------------------------------------------------------------------
+
+
+async def card(ctx: Context) -> int:
+    target = ctx.target()
+    if target.card is not None and not ctx.args.extended:
+        data = target.card
+        parsed = parse_card(data)
+    else:
+        client = await ctx.client(target)
+        parsed = (
+            await client.get_extended_card()
+            if ctx.args.extended
+            else await ctx.card(client, target)
+        )
+        data = parsed.raw
+    if ctx.p.json_mode:
+        ctx.p.json(data)
+    else:
+        r.print_card(ctx.p, parsed)
+    return OK
+
+
+# -- send and streams ------------------------------------------------------------------------
+
+
+def _outcome(ctx: Context, result: Task | Message) -> None:
+    """A stderr note when the task did not simply complete (the exit status stays 0)."""
+    if not isinstance(result, Task):
+        return
+    state = result.state
+    if state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED):
+        ctx.p.warn(f"task {result.id} ended {state.value}")
+    elif state.is_interrupted:
+        ctx.p.warn(f"task {result.id} is {state.value}: answer it with send --task-id {result.id}")
+
+
+async def send(ctx: Context) -> int:
+    a = ctx.args
+    target = ctx.target()
+    client = await ctx.client(target)
+    message = build_message(ctx)
+    options: dict[str, Any] = {
+        "metadata": _metadata(ctx),
+        "context_id": a.context_id,
+        "task_id": a.task_id,
+    }
+    if a.stream:
+        streaming = True
+        if client.url is not None:
+            streaming = (await ctx.card(client, target)).capabilities.streaming
+        if streaming:
+            stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
+            return await _follow(ctx, target, stream)
+        ctx.p.note("note: the agent does not stream; sending without --stream")
+    waiting = not a.no_wait
+    spinner = (
+        ctx.p.err.status("waiting for the agent…")
+        if ctx.p.err.is_terminal and waiting and not ctx.p.json_mode
+        else nullcontext()
+    )
+    with spinner:
+        result = await client.send_message(message, blocking=waiting, **options)
+        if waiting and isinstance(result, Task) and not result.state.is_final:
+            result = await client.wait(result.id, timeout=a.timeout or None)
+    if ctx.p.json_mode:
+        (ctx.p.jsonl if a.stream else ctx.p.json)(r.send_response(result))
+    else:
+        r.print_result(ctx.p, result, resume=ctx.resume_hint(target))
+    _outcome(ctx, result)
+    return OK
+
+
+async def _follow(ctx: Context, target: Target, stream: MessageStream) -> int:
+    """Consume a stream: JSON Lines, plain events, or a live view; then the outcome."""
+    p = ctx.p
+    row = AgentRow(target.name, target.url)
+    last: StreamEvent | None = None
+    live = (
+        Live(TaskView(row), console=p.console, refresh_per_second=10, transient=True)
+        if p.rich
+        else nullcontext()
+    )
+    try:
+        with live:
+            async with stream:
+                async for event in stream:
+                    last = event
+                    row.apply(event)
+                    if p.json_mode:
+                        p.jsonl(r.stream_response(event))
+                    elif not p.rich:
+                        r.print_event(p, event)
+    except Exception as exc:
+        ctx.debug.exception(exc)
+        return ctx.report(ctx.failure(exc), stream=True)
+    final: Task | Message | None = stream.task
+    if isinstance(last, Message):
+        final = last
+    if final is None:
+        return OK
+    if not p.json_mode:
+        if p.rich:
+            r.print_result(p, final, resume=ctx.resume_hint(target))
+        else:  # the last lines restate what a reader of the tail needs
+            if isinstance(final, Task):
+                p.field("Task ID", final.id)
+                p.field("Context ID", final.context_id or "")
+                p.field("State", r.state_name(final.status))
+                if final.state.is_interrupted:
+                    p.field("Resume", ctx.resume_hint(target).replace("{task_id}", final.id))
+    _outcome(ctx, final)
+    return OK
+
+
+async def task_get(ctx: Context) -> int:
+    a = ctx.args
+    target = ctx.target()
+    client = await ctx.client(target)
+    if a.wait:
+        got = await client.wait(
+            a.task_id, timeout=a.timeout or None, poll_interval=a.poll_interval,
+            max_interval=max(a.poll_interval, 2.0),
+        )  # fmt: skip
+        if a.history is not None:
+            got = await client.get_task(a.task_id, history_length=a.history)
+    else:
+        got = await client.get_task(a.task_id, history_length=a.history)
+    if ctx.p.json_mode:
+        ctx.p.json(r.wire(got))
+    else:
+        r.print_task(ctx.p, got, resume=ctx.resume_hint(target), history=a.history is not None)
+    return OK
+
+
+async def task_cancel(ctx: Context) -> int:
+    target = ctx.target()
+    client = await ctx.client(target)
+    got = await client.cancel_task(ctx.args.task_id)
+    if ctx.p.json_mode:
+        ctx.p.json(r.wire(got))
+    else:
+        r.print_task(ctx.p, got)
+    return OK
+
+
+async def task_list(ctx: Context) -> int:
+    a = ctx.args
+    client = await ctx.client(ctx.target())
+    state = TaskState(a.state) if a.state else None
+    page = await client.list_tasks(a.context_id, a.limit, a.cursor, status=state)
+    if ctx.p.json_mode:
+        ctx.p.json(r.page_wire(page))
+        return OK
+    if not page.tasks:
+        ctx.p.note("no tasks")
+    else:
+        ctx.p.table(["Task ID", "Context ID", "State", "Latest"], r.task_rows(ctx.p, page.tasks))
+    if page.next_cursor:
+        ctx.p.field("Next cursor", page.next_cursor)
+    return OK
+
+
+async def task_subscribe(ctx: Context) -> int:
+    a = ctx.args
+    target = ctx.target()
+    client = await ctx.client(target)
+    stream = client.subscribe(a.task_id, total_timeout=a.timeout or None)
+    if a.stream:
+        return await _follow(ctx, target, stream)
+    # Without --stream: follow quietly (or live on a terminal), then print the final task.
+    row = AgentRow(target.name, target.url)
+    live = (
+        Live(TaskView(row), console=ctx.p.console, refresh_per_second=10, transient=True)
+        if ctx.p.rich
+        else nullcontext()
+    )
+    with live:
+        async with stream:
+            async for event in stream:
+                row.apply(event)
+    final = await client.get_task(a.task_id)
+    if ctx.p.json_mode:
+        ctx.p.json(r.wire(final))
+    else:
+        r.print_task(ctx.p, final, resume=ctx.resume_hint(target))
+    _outcome(ctx, final)
+    return OK
+
+
+# -- push configs ----------------------------------------------------------------------------
+
+
+async def push_create(ctx: Context) -> int:
+    a = ctx.args
+    client = await ctx.client(ctx.target())
+    config = await client.create_push_config(a.task_id, a.url, token=a.token, config_id=a.config_id)
+    if a.token:
+        ctx.debug.secrets.add(a.token)
+    if ctx.p.json_mode:
+        ctx.p.json(r.push_config_wire(config))
+    else:
+        r.print_push_config(ctx.p, config)
+    return OK
+
+
+async def push_get(ctx: Context) -> int:
+    a = ctx.args
+    client = await ctx.client(ctx.target())
+    config = await client.get_push_config(a.task_id, a.config_id)
+    if ctx.p.json_mode:
+        ctx.p.json(r.push_config_wire(config))
+    else:
+        r.print_push_config(ctx.p, config)
+    return OK
+
+
+async def push_list(ctx: Context) -> int:
+    a = ctx.args
+    client = await ctx.client(ctx.target())
+    configs = await client.list_push_configs(a.task_id)
+    if ctx.p.json_mode:
+        ctx.p.json({"configs": [r.push_config_wire(c) for c in configs]})
+    elif not configs:
+        ctx.p.note(f"task {a.task_id} has no push configs")
+    else:
+        rows = [[c.id or "", c.url, "yes" if c.token else "no"] for c in configs]
+        ctx.p.table(["Config ID", "URL", "Token"], rows)
+    return OK
+
+
+async def push_delete(ctx: Context) -> int:
+    a = ctx.args
+    client = await ctx.client(ctx.target())
+    await client.delete_push_config(a.task_id, a.config_id)
+    if ctx.p.json_mode:
+        ctx.p.json({})
+    else:
+        ctx.p.field("Deleted", f"push config {a.config_id} of task {a.task_id}")
+    return OK
+
+
+# -- call --------------------------------------------------------------------------------------
+
+
+async def call(ctx: Context) -> int:
+    a = ctx.args
+    params = _json_arg(a.params, "--params") if a.params is not None else None
+    client = await ctx.client(ctx.target())
+    result = await client.call(a.method, params)
+    if ctx.p.rich:
+        from rich.json import JSON
+
+        ctx.p.print(JSON.from_data(result))
+    else:
+        ctx.p.json(result)
+    return OK
+
+
+# -- the registry ----------------------------------------------------------------------------
+
+
+async def agents(ctx: Context) -> int:
+    reg = ctx.registry
+    p = ctx.p
+    groups = {g: [e.name for e in reg.group(g)] for g in reg.group_names()}
+    if p.json_mode:
+        p.json(
+            {
+                "path": str(reg.path) if reg.path else None,
+                "agents": [
+                    {
+                        "name": e.name,
+                        "url": e.url,
+                        "endpoint": e.endpoint,
+                        "description": e.description,
+                        "tokenEnv": e.token_env,
+                        "headers": sorted(e.headers),
+                        "cookies": sorted(e.cookies),
+                        "protocol": e.protocol,
+                        "binding": e.binding,
+                        "timeoutSeconds": e.timeout_seconds,
+                        "retries": e.retries,
+                        "verify": e.verify,
+                        "tags": list(e.tags),
+                    }
+                    for e in reg
+                ],
+                "groups": groups,
+            }
+        )
+        return OK
+    if reg.path is None:
+        looked = ", ".join(str(x) for x in reg.default_paths())
+        p.note(f"no registry file found (looked at $A2A_ANYIO_CONFIG, {looked})")
+        return OK
+    p.note(f"registry: {reg.path}")
+    rows = []
+    for e in reg:
+        auth = []
+        if e.token_env:
+            auth.append(f"bearer ${e.token_env}")
+        if e.headers:
+            auth.append("headers: " + ", ".join(sorted(e.headers)))
+        if e.cookies:
+            auth.append("cookies: " + ", ".join(sorted(e.cookies)))
+        where = e.url or f"{e.endpoint} (endpoint)"
+        rows.append([e.name, where, "; ".join(auth) or "-", ", ".join(e.tags) or "-"])
+    p.table(["Name", "URL", "Credentials", "Tags"], rows)
+    if groups:
+        p.table(["Group", "Agents"], [[g, ", ".join(m)] for g, m in groups.items()])
+    return OK
+
+
+# -- many agents -----------------------------------------------------------------------------
+
+
+async def fan_out(ctx: Context) -> int:
+    a = ctx.args
+    targets = ctx.targets()
+    message = build_message(ctx)
+    metadata = _metadata(ctx)
+    p = ctx.p
+    rows = [AgentRow(t.name, t.url) for t in targets]
+    limiter = anyio.CapacityLimiter(a.limit or len(targets))
+
+    async def one(target: Target, row: AgentRow) -> None:
+        def on_event(event: StreamEvent) -> None:
+            row.apply(event)
+            if p.json_mode and a.stream:
+                p.jsonl({"agent": row.name, "event": r.stream_response(event)})
+            elif a.stream and not p.rich:
+                latest = r.one_line(row.latest, 80)
+                p.line(f"{row.name}: {row.state}" + (f": {latest}" if latest else ""))
+
+        try:
+            async with limiter:
+                client = await ctx.client(target)
+                with anyio.move_on_after(a.timeout or None) as scope:
+                    result = await client.send_message(
+                        message, metadata=metadata, on_event=on_event
+                    )
+                    row.finish(result)
+                if scope.cancelled_caught:
+                    raise A2ATimeoutError(
+                        f"no answer within {a.timeout}s", timeout="deadline", agent=target.url
+                    )
+        except Exception as exc:
+            failure = ctx.failure(exc)
+            ctx.debug(f"{row.name} failed: {exc!r}")
+            row.fail(exc, failure)
+            if p.json_mode and a.stream:
+                p.jsonl({"agent": row.name, **failure.envelope()})
+
+    live = (
+        Live(FanOutView(rows), console=p.console, refresh_per_second=10, transient=True)
+        if p.rich
+        else nullcontext()
+    )
+    with live:
+        async with anyio.create_task_group() as group:
+            for target, row in zip(targets, rows, strict=True):
+                group.start_soon(one, target, row)
+
+    failures = [row.failure for row in rows if row.failure is not None]
+    if p.json_mode:
+        if not a.stream:
+            p.json({"results": [_row_json(row) for row in rows]})
+    else:
+        summary = []
+        for row in rows:
+            result = row.failure.message if row.failure else row.latest
+            state = row.state_text() if p.rich else row.state
+            summary.append([row.name, state, f"{row.elapsed:.2f}s", r.one_line(result, 70)])
+        p.table(["Agent", "State", "Time", "Result"], summary)
+    for row in rows:
+        if row.failure is not None:
+            p.warn(f"{row.name}: {row.failure.message}")
+    return exit_code_of(failures)
+
+
+def _row_json(row: AgentRow) -> dict[str, Any]:
+    return {
+        "agent": row.name,
+        "url": row.url,
+        "elapsed": round(row.elapsed, 3),
+        "response": (
+            r.send_response(row.result, folded=row.streamed) if row.result is not None else None
+        ),
+        "error": row.failure.envelope()["error"] if row.failure else None,
+    }
+
+
+async def ping(ctx: Context) -> int:
+    targets = ctx.targets(allow_none=True)
+    if not targets:
+        targets = ctx.targets(ctx.registry.names())
+    if not targets:
+        raise UsageError("nothing to ping: give -a/--agent, or define agents in a registry")
+    outcomes: list[dict[str, Any]] = [{} for _ in targets]
+    failures: list[Failure] = []
+
+    async def one(i: int, target: Target) -> None:
+        out = outcomes[i]
+        out.update(agent=target.name, url=target.url, ok=False, ms=None, card=None, error=None)
+        try:
+            client = await ctx.client(target)
+            out["ms"] = round(await client.ping(), 1)
+            if client.url is not None or target.card is not None:  # an endpoint has no card
+                card = await ctx.card(client, target)
+                out["card"] = {"name": card.name, "version": card.version}
+            out["ok"] = True
+        except Exception as exc:
+            failure = ctx.failure(exc)
+            failures.append(failure)
+            out["error"] = failure.envelope()["error"]
+
+    async with anyio.create_task_group() as group:
+        for i, target in enumerate(targets):
+            group.start_soon(one, i, target)
+    if ctx.p.json_mode:
+        ctx.p.json({"results": outcomes})
+    else:
+        rows = []
+        for out in outcomes:
+            card, error = out["card"], out["error"]
+            what = f"{card['name']} {card['version'] or ''}".strip() if card else "-"
+            what = error["message"] if error else what
+            status = "ok" if out["ok"] else out["error"]["code"]
+            ms = f"{out['ms']:.0f} ms" if out["ms"] is not None else "-"
+            rows.append([out["agent"], out["url"], status, ms, r.one_line(what, 60)])
+        ctx.p.table(["Agent", "URL", "Status", "Time", "Card"], rows)
+    return exit_code_of(failures)
+
+
+async def demo(ctx: Context) -> int:
+    from a2a_anyio.cli._demo import run_demo
+
+    return await run_demo(ctx)

@@ -1,0 +1,326 @@
+"""What every command needs: the agents it names, configured clients, and diagnostics."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+import traceback
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from rich.text import Text
+
+from a2a_anyio._client import A2AClient
+from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._errors import A2ADiscoveryError
+from a2a_anyio._http import DEFAULT_TIMEOUT, make_client
+from a2a_anyio._model import AgentCard
+from a2a_anyio._registry import AgentEntry, AgentRegistry, is_url
+from a2a_anyio._retry import RetryAttempt, RetryPolicy
+from a2a_anyio.cli._errors import CardNotFound, Failure, UsageError, classify
+from a2a_anyio.cli._render import Printer
+
+#: Header names whose values are never shown in diagnostics.
+SENSITIVE_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
+)
+_SENSITIVE_WORDS = ("token", "secret", "key", "auth", "password", "session", "cookie")
+_LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
+_MAX_LOGGED_BODY = 2000
+
+
+@dataclass(slots=True)
+class Target:
+    """One agent a command talks to: its display name, the reference the user gave, the
+    ``A2AClient`` options, and the card when it was read from a file."""
+
+    name: str
+    ref: str
+    options: dict[str, Any]
+    card: dict[str, Any] | None = None
+    entry: AgentEntry | None = None
+
+    @property
+    def url(self) -> str:
+        return str(self.options.get("url") or self.options.get("endpoint") or self.ref)
+
+
+class Debug:
+    """``--debug`` diagnostics on stderr; every known secret is replaced by ``***``."""
+
+    def __init__(self, enabled: bool, printer: Printer) -> None:
+        self.enabled = enabled
+        self._printer = printer
+        self.secrets: set[str] = set()
+        self._started: dict[int, float] = {}
+        self._t0 = time.perf_counter()
+
+    def redact(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            if len(secret) >= 3:
+                text = text.replace(secret, "***")
+        return text
+
+    def __call__(self, message: str) -> None:
+        if self.enabled:
+            elapsed = time.perf_counter() - self._t0
+            line = f"debug {elapsed:7.3f}s {self.redact(message)}"
+            self._printer.err.print(Text(line, style="dim"))
+
+    def headers(self, headers: Any) -> str:
+        shown = []
+        for name, value in headers.items():
+            lower = name.lower()
+            sensitive = lower in SENSITIVE_HEADERS or any(w in lower for w in _SENSITIVE_WORDS)
+            shown.append(f"{name}: {'***' if sensitive else value}")
+        return "; ".join(shown)
+
+    async def on_request(self, request: Any) -> None:
+        self._started[id(request)] = time.perf_counter()
+        self(f"-> {request.method} {request.url} [{self.headers(request.headers)}]")
+        try:
+            body = request.content
+        except Exception:  # a streamed request body: nothing to show
+            body = b""
+        if body:
+            text = body.decode("utf-8", "replace")
+            cut = "…" if len(text) > _MAX_LOGGED_BODY else ""
+            self(f"   body {text[:_MAX_LOGGED_BODY]}{cut}")
+
+    async def on_response(self, response: Any) -> None:
+        started = self._started.pop(id(response.request), None)
+        took = f" in {(time.perf_counter() - started) * 1000:.0f} ms" if started else ""
+        ctype = response.headers.get("content-type", "")
+        self(f"<- {response.status_code} {ctype} from {response.request.url}{took}")
+
+    def on_retry(self, attempt: RetryAttempt) -> None:
+        self(
+            f"retry {attempt.operation}: try {attempt.attempt} failed ({attempt.error}); "
+            f"next in {attempt.delay:.2f}s"
+        )
+
+    def exception(self, exc: BaseException) -> None:
+        if self.enabled:
+            text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            self._printer.err.print(Text(self.redact(text), style="dim"))
+
+
+def parse_header(value: str) -> tuple[str, str]:
+    """``Name: value`` (or ``Name:value``) from ``--header``."""
+    name, sep, val = value.partition(":")
+    if not sep or not name.strip():
+        raise UsageError(f"--header wants 'Name: value', not {value!r}")
+    return name.strip(), val.strip()
+
+
+def parse_cookie(value: str) -> tuple[str, str]:
+    """``name=value`` from ``--cookie``."""
+    name, sep, val = value.partition("=")
+    if not sep or not name.strip():
+        raise UsageError(f"--cookie wants 'name=value', not {value!r}")
+    return name.strip(), val.strip()
+
+
+class Context:
+    """One run of the command line: its arguments, printer, registry, clients and debug log."""
+
+    def __init__(self, args: argparse.Namespace, printer: Printer) -> None:
+        self.args = args
+        self.p = printer
+        self.debug = Debug(args.debug, printer)
+        self.stack = AsyncExitStack()
+        self._registry: AgentRegistry | None = None
+        self.headers = dict(parse_header(h) for h in args.header or [])
+        self.cookies = dict(parse_cookie(c) for c in args.cookie or [])
+        if args.insecure:
+            printer.warn("TLS certificates are not verified (--insecure): for development only")
+        for secret in (args.bearer, args.api_key, *self.headers.values(), *self.cookies.values()):
+            if secret:
+                self.debug.secrets.add(secret)
+
+    # -- output of failures ---------------------------------------------------------------
+
+    @property
+    def credentials(self) -> bool:
+        """True when the user gave credentials of any kind (flags or the registry)."""
+        a = self.args
+        return bool(a.bearer or a.api_key or self.headers or self.cookies or self.debug.secrets)
+
+    def failure(self, exc: BaseException) -> Failure:
+        return classify(exc, credentials=self.credentials)
+
+    def report(self, failure: Failure, *, stream: bool = False) -> int:
+        """Print a failure (stderr; also stdout under -o json) and return its exit status."""
+        self.p.error(self.debug.redact(failure.message), failure.hint)
+        if self.p.json_mode:
+            envelope = failure.envelope()
+            envelope["error"]["message"] = self.debug.redact(failure.message)
+            (self.p.jsonl if stream else self.p.json)(envelope)
+        return failure.exit_code
+
+    # -- the registry ---------------------------------------------------------------------
+
+    @property
+    def registry(self) -> AgentRegistry:
+        if self._registry is None:
+            self._registry = AgentRegistry.load(self.args.config)
+            where = self._registry.path or "none found"
+            self.debug(f"registry: {where}")
+        return self._registry
+
+    # -- agents ---------------------------------------------------------------------------
+
+    def targets(self, refs: list[str] | None = None, *, allow_none: bool = False) -> list[Target]:
+        """The agents named by ``refs`` (default ``-a``), groups expanded, duplicates dropped."""
+        refs = list(self.args.agent or []) if refs is None else refs
+        if not refs and self.args.endpoint:
+            return [self._target(self.args.endpoint, {"endpoint": self.args.endpoint})]
+        if not refs:
+            if allow_none:
+                return []
+            raise UsageError("which agent? give -a/--agent URL|NAME (or set $A2A_ANYIO_AGENT)")
+        out: dict[str, Target] = {}
+        for ref in refs:
+            for target in self._resolve(ref):
+                out.setdefault(target.name, target)
+        return list(out.values())
+
+    def target(self) -> Target:
+        """The one agent of a single-agent command."""
+        targets = self.targets()
+        if len(targets) != 1:
+            names = ", ".join(t.name for t in targets)
+            raise UsageError(
+                f"this command talks to one agent, and -a names {len(targets)}: {names}"
+            )
+        return targets[0]
+
+    def _resolve(self, ref: str) -> list[Target]:
+        if is_url(ref):
+            return [self._target(ref, {"url": ref})]
+        path = _card_path(ref)
+        if path is not None:
+            return [self._card_file(ref, path)]
+        registry = self.registry
+        if ref in registry:
+            out = []
+            for entry in registry.resolve(ref):
+                self.debug.secrets.update(entry.secrets())
+                if self.args.bearer:  # the flag's token replaces the entry's
+                    entry = dataclasses.replace(entry, token_env=None)
+                out.append(self._target(entry.name, entry.client_options(), ref=ref, entry=entry))
+            return out
+        host = ref.split("/", 1)[0]
+        if "." in host or ":" in host or host == "localhost":  # a bare host or origin
+            scheme = "http" if ref.startswith(_LOCAL_HOSTS) else "https"
+            url = f"{scheme}://{ref}"
+            return [self._target(ref, {"url": url})]
+        where = str(registry.path) if registry.path else "the registry (no registry file found)"
+        raise CardNotFound(f"{ref!r} is not a URL, a card file, or an agent or group of {where}")
+
+    def _card_file(self, ref: str, path: Path) -> Target:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise A2ADiscoveryError(f"cannot read the card file {path}: {exc}") from exc
+        card = parse_card(data)
+        options: dict[str, Any] = {"card": data, "url": card.interfaces[0].url}
+        return self._target(ref, options, card=data)
+
+    def _target(
+        self,
+        name: str,
+        options: dict[str, Any],
+        *,
+        ref: str | None = None,
+        card: dict[str, Any] | None = None,
+        entry: AgentEntry | None = None,
+    ) -> Target:
+        a = self.args
+        opts = dict(options)
+        if a.bearer:
+            bearer = a.bearer if a.bearer.lower().startswith("bearer ") else f"Bearer {a.bearer}"
+            opts["auth"] = bearer
+        headers = dict(opts.get("headers") or {})
+        if a.api_key:
+            headers["X-API-Key"] = a.api_key
+        headers.update(self.headers)
+        if headers:
+            opts["headers"] = headers
+        cookies = {**(opts.get("cookies") or {}), **self.cookies}
+        if cookies:
+            opts["cookies"] = cookies
+        if a.insecure:
+            opts["verify"] = False
+        if a.timeout is not None:
+            opts["timeout"] = a.timeout or None
+        if a.protocol:
+            opts["protocol"] = a.protocol
+        if a.endpoint:
+            opts["endpoint"] = a.endpoint
+        if a.debug:
+            policy = opts.get("retry") or RetryPolicy()
+            opts["retry"] = dataclasses.replace(policy, on_retry=self.debug.on_retry)
+        if a.binding:  # preferred first, the other as the fallback
+            opts["bindings"] = ("rest", "jsonrpc") if a.binding == "rest" else ("jsonrpc", "rest")
+        if "auth" in opts:
+            self.debug.secrets.add(str(opts["auth"]).partition(" ")[2] or str(opts["auth"]))
+        return Target(name, ref or name, opts, card, entry)
+
+    async def client(self, target: Target) -> A2AClient:
+        """An open client for ``target``, closed when the command ends."""
+        opts = dict(target.options)
+        if self.args.debug:
+            shown = {k: ("***" if k == "auth" else v) for k, v in opts.items() if k != "card"}
+            if isinstance(policy := opts.get("retry"), RetryPolicy):
+                shown["retry"] = f"{policy.attempts} attempts"
+            self.debug(f"agent {target.name}: {shown}")
+            http = make_client(
+                verify=opts.get("verify", True), timeout=opts.get("timeout", DEFAULT_TIMEOUT)
+            )
+            http.event_hooks = {
+                "request": [self.debug.on_request],
+                "response": [self.debug.on_response],
+            }
+            self.stack.push_async_callback(http.aclose)
+            opts["http_client"] = http
+        client = A2AClient(**opts)
+        self.stack.push_async_callback(client.close)
+        return client
+
+    async def card(self, client: A2AClient, target: Target) -> AgentCard:
+        """The target's card: the file's, or fetched."""
+        if target.card is not None:
+            return parse_card(target.card)
+        return await client.get_card()
+
+    def resume_hint(self, target: Target) -> str:
+        """The command that answers an interrupted task (``{task_id}`` left to fill)."""
+        import shlex
+
+        return f"a2a-anyio -a {shlex.quote(target.ref)} send --task-id {{task_id}} 'REPLY'"
+
+
+def _card_path(ref: str) -> Path | None:
+    if ref.startswith("file://"):
+        return Path(unquote(urlsplit(ref).path))
+    path = Path(ref).expanduser()
+    if path.suffix.lower() == ".json" and path.is_file():
+        return path
+    return None
+
+
+@dataclass(slots=True)
+class Timer:
+    """Seconds since it was made."""
+
+    start: float = field(default_factory=time.perf_counter)
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start

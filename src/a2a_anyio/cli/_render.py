@@ -1,0 +1,415 @@
+"""Output: protocol JSON, plain ``Label: value`` text, and rich text on a terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+from rich.console import Console, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from a2a_anyio._dialects.v1 import encode_message, encode_part
+from a2a_anyio._model import (
+    AgentCard,
+    Artifact,
+    DataPart,
+    FilePart,
+    JSONDict,
+    Message,
+    Part,
+    PushNotificationConfig,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPage,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+STATE_STYLES = {
+    TaskState.SUBMITTED: "blue",
+    TaskState.WORKING: "cyan",
+    TaskState.INPUT_REQUIRED: "yellow",
+    TaskState.AUTH_REQUIRED: "yellow",
+    TaskState.COMPLETED: "green",
+    TaskState.CANCELED: "magenta",
+    TaskState.FAILED: "red",
+    TaskState.REJECTED: "red",
+    TaskState.UNKNOWN: "dim",
+}
+
+# -- the wire form of results (json output) ------------------------------------------------
+
+
+def _status_wire(status: TaskStatus) -> JSONDict:
+    if status.raw is not None:
+        return status.raw
+    state = status.wire_state or "TASK_STATE_" + status.state.value.upper().replace("-", "_")
+    out: JSONDict = {"state": state}
+    if status.message is not None:
+        out["message"] = wire(status.message)
+    if status.timestamp:
+        out["timestamp"] = status.timestamp
+    return out
+
+
+def _artifact_wire(artifact: Artifact) -> JSONDict:
+    if artifact.raw is not None:
+        return artifact.raw
+    out: JSONDict = {"artifactId": artifact.artifact_id}
+    if artifact.name:
+        out["name"] = artifact.name
+    if artifact.description:
+        out["description"] = artifact.description
+    out["parts"] = [p.raw if p.raw is not None else encode_part(p) for p in artifact.parts]
+    if artifact.metadata:
+        out["metadata"] = artifact.metadata
+    return out
+
+
+def wire(
+    obj: Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, *, folded: bool = False
+) -> JSONDict:
+    """The object as the agent sent it (its ``raw`` dict), else in the v1.0 shape.
+
+    ``folded``: a Task folded from stream events, whose ``raw`` is its first snapshot's, so
+    it is rebuilt from the model (its status and artifacts keep their own wire form).
+    """
+    if obj.raw is not None and not (folded and isinstance(obj, Task)):
+        return obj.raw
+    if isinstance(obj, Message):
+        return encode_message(obj)
+    if isinstance(obj, Task):
+        out: JSONDict = {"id": obj.id, "contextId": obj.context_id}
+        out["status"] = _status_wire(obj.status)
+        if obj.artifacts:
+            out["artifacts"] = [_artifact_wire(a) for a in obj.artifacts]
+        if obj.history:
+            out["history"] = [wire(m) for m in obj.history]
+        if obj.metadata:
+            out["metadata"] = obj.metadata
+        return out
+    if isinstance(obj, TaskStatusUpdateEvent):
+        return {
+            "taskId": obj.task_id,
+            "contextId": obj.context_id,
+            "status": _status_wire(obj.status),
+        }
+    return {
+        "taskId": obj.task_id,
+        "contextId": obj.context_id,
+        "artifact": _artifact_wire(obj.artifact),
+        "append": obj.append,
+        "lastChunk": obj.last_chunk,
+    }
+
+
+def send_response(result: Task | Message, *, folded: bool = False) -> JSONDict:
+    """A SendMessageResponse: ``{"task": ...}`` or ``{"message": ...}``."""
+    return {"task" if isinstance(result, Task) else "message": wire(result, folded=folded)}
+
+
+def stream_response(event: StreamEvent) -> JSONDict:
+    """A StreamResponse: one of task, message, statusUpdate, artifactUpdate."""
+    if isinstance(event, TaskStatusUpdateEvent):
+        return {"statusUpdate": wire(event)}
+    if isinstance(event, TaskArtifactUpdateEvent):
+        return {"artifactUpdate": wire(event)}
+    return send_response(event)
+
+
+def push_config_wire(config: PushNotificationConfig) -> JSONDict:
+    """A push config as the agent sent it, else in the v1.0 shape."""
+    if config.raw is not None:
+        return config.raw
+    out: JSONDict = {"url": config.url}
+    for key, value in (("id", config.id), ("taskId", config.task_id), ("token", config.token)):
+        if value:
+            out[key] = value
+    return out
+
+
+def page_wire(page: TaskPage) -> JSONDict:
+    """A ListTasksResponse."""
+    if page.raw is not None:
+        return page.raw
+    out: JSONDict = {"tasks": [wire(t) for t in page.tasks]}
+    if page.next_cursor:
+        out["nextPageToken"] = page.next_cursor
+    return out
+
+
+# -- plain words for objects ----------------------------------------------------------------
+
+
+def state_name(status: TaskStatus) -> str:
+    """The state in words (an unknown wire value as the agent wrote it)."""
+    if status.state is TaskState.UNKNOWN and status.wire_state:
+        return status.wire_state
+    return status.state.value
+
+
+def part_text(part: Part) -> str:
+    """A part as readable text: text as is, data as JSON, a file by name, type and size."""
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, DataPart):
+        return json.dumps(part.data, indent=2, ensure_ascii=False)
+    assert isinstance(part, FilePart)
+    what = part.name or part.url or "file"
+    details = [part.media_type or "unknown type"]
+    if part.data is not None:
+        details.append(f"{len(part.data)} bytes")
+    elif part.url and part.name:
+        details.append(part.url)
+    return f"[file {what} ({', '.join(details)})]"
+
+
+def parts_text(parts: Sequence[Part]) -> str:
+    """Every part as text: adjacent text parts joined as they are, the others on own lines."""
+    chunks: list[tuple[str, bool]] = []
+    for part in parts:
+        text, is_text = part_text(part), isinstance(part, TextPart)
+        if is_text and chunks and chunks[-1][1]:
+            chunks[-1] = (chunks[-1][0] + text, True)
+        else:
+            chunks.append((text, is_text))
+    return "\n".join(c for c, _ in chunks)
+
+
+def one_line(text: str, width: int = 60) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+# -- the printer ---------------------------------------------------------------------------
+
+
+class Printer:
+    """Writes data to stdout and diagnostics to stderr.
+
+    ``fmt`` is ``text`` or ``json``. Text goes through rich, with colours and tables, when
+    stdout is a terminal; otherwise it is plain ``Label: value`` lines with no control
+    sequences, and tables are aligned columns.
+    """
+
+    def __init__(
+        self, fmt: str = "text", *, stdout: IO[str] | None = None, stderr: IO[str] | None = None
+    ) -> None:
+        self.fmt = fmt
+        self.out = stdout or sys.stdout
+        self.tty = self.out.isatty()
+        self.console = Console(file=self.out, highlight=False, soft_wrap=True)
+        self.err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
+
+    @property
+    def json_mode(self) -> bool:
+        return self.fmt == "json"
+
+    @property
+    def rich(self) -> bool:
+        """True when text output is drawn with rich (stdout is a terminal)."""
+        return self.tty and not self.json_mode
+
+    # data
+
+    def json(self, doc: Any) -> None:
+        """One JSON document."""
+        self.out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def jsonl(self, doc: Any) -> None:
+        """One JSON Lines record, flushed at once."""
+        self.out.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.out.flush()
+
+    def line(self, text: str | Text = "") -> None:
+        if self.rich:
+            self.console.print(text)
+        else:
+            self.out.write(str(text) + "\n")
+            self.out.flush()
+
+    def field(self, label: str, value: Any, style: str | None = None) -> None:
+        value = "" if value is None else str(value)
+        if self.rich:
+            self.console.print(Text.assemble((f"{label}: ", "bold"), (value, style or "")))
+        else:
+            self.line(f"{label}: {value}")
+
+    def block(self, label: str, body: str, title: str | None = None) -> None:
+        """Content that does not fit on a line: ``Label: title``, the content, a blank line."""
+        if self.rich:
+            heading = f"{label}: {title}" if title else label
+            self.console.print(Panel(Text(body), title=heading, title_align="left", expand=False))
+        else:
+            self.line(f"{label}: {title}" if title else f"{label}:")
+            self.line(body)
+            self.line()
+
+    def table(
+        self, columns: Sequence[str], rows: Sequence[Sequence[str | Text]], title: str | None = None
+    ) -> None:
+        if self.rich:
+            table = Table(title=title, title_justify="left", header_style="bold")
+            for col in columns:
+                table.add_column(col, overflow="fold")
+            for row in rows:
+                table.add_row(*row)
+            self.console.print(table)
+            return
+        if title:
+            self.line(f"{title}:")
+        cells = [[c.upper() for c in columns]] + [[str(c) for c in row] for row in rows]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+        for r in cells:
+            self.line("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+    def state(self, status: TaskStatus) -> Text:
+        return Text(state_name(status), style=STATE_STYLES.get(status.state, ""))
+
+    def print(self, renderable: RenderableType) -> None:
+        self.console.print(renderable)
+
+    # diagnostics
+
+    def note(self, message: str) -> None:
+        self.err.print(Text(message, style="dim"))
+
+    def warn(self, message: str) -> None:
+        self.err.print(Text.assemble(("warning: ", "yellow bold"), message))
+
+    def error(self, message: str, hint: str | None = None) -> None:
+        self.err.print(Text.assemble(("error: ", "red bold"), message))
+        if hint:
+            self.err.print(Text.assemble(("hint: ", "bold"), hint))
+
+
+# -- objects as text -----------------------------------------------------------------------
+
+
+def print_result(p: Printer, result: Task | Message, *, resume: str | None = None) -> None:
+    if isinstance(result, Task):
+        print_task(p, result, resume=resume)
+    else:
+        print_message(p, result)
+
+
+def print_message(p: Printer, msg: Message) -> None:
+    p.field("Message ID", msg.message_id)
+    if msg.context_id:
+        p.field("Context ID", msg.context_id)
+    if msg.task_id:
+        p.field("Task ID", msg.task_id)
+    p.field("Role", msg.role.value)
+    p.block("Message", parts_text(msg.parts))
+
+
+def print_task(p: Printer, task: Task, *, resume: str | None = None, history: bool = False) -> None:
+    p.field("Task ID", task.id)
+    p.field("Context ID", task.context_id or "")
+    p.field("State", state_name(task.status), STATE_STYLES.get(task.state))
+    if task.status.message is not None:
+        p.field("Status message", one_line(parts_text(task.status.message.parts), 200))
+    if task.status.timestamp:
+        p.field("Updated", task.status.timestamp)
+    for artifact in task.artifacts:
+        print_artifact(p, artifact)
+    if history and task.history:
+        lines = [f"{m.role.value}: {one_line(parts_text(m.parts), 200)}" for m in task.history]
+        p.block("History", "\n".join(lines))
+    if resume and task.state.is_interrupted:
+        p.field("Resume", resume.replace("{task_id}", task.id))
+
+
+def print_artifact(p: Printer, artifact: Artifact) -> None:
+    p.block("Artifact", parts_text(artifact.parts), artifact.name or artifact.artifact_id)
+
+
+def print_event(p: Printer, event: StreamEvent) -> None:
+    """One event of a stream in the plain form: ``Event: kind``, its fields, a blank line."""
+    if isinstance(event, Task):
+        p.field("Event", "task")
+        p.field("Task ID", event.id)
+        p.field("Context ID", event.context_id or "")
+        p.field("State", state_name(event.status))
+    elif isinstance(event, Message):
+        p.field("Event", "message")
+        print_message(p, event)
+        return
+    elif isinstance(event, TaskStatusUpdateEvent):
+        p.field("Event", "status-update")
+        p.field("State", state_name(event.status))
+        if event.status.message is not None:
+            p.field("Status message", one_line(parts_text(event.status.message.parts), 200))
+    else:
+        p.field("Event", "artifact-update")
+        how = " (appended)" if event.append else ""
+        name = (event.artifact.name or event.artifact.artifact_id) + how
+        p.block("Artifact", parts_text(event.artifact.parts), name)
+        return
+    p.line()
+
+
+def print_card(p: Printer, card: AgentCard) -> None:
+    p.field("Name", card.name)
+    if card.description:
+        p.field("Description", card.description)
+    if card.version:
+        p.field("Version", card.version)
+    if card.provider is not None:
+        url = f" ({card.provider.url})" if card.provider.url else ""
+        p.field("Provider", card.provider.organization + url)
+    if card.documentation_url:
+        p.field("Documentation", card.documentation_url)
+    caps = card.capabilities
+    yes = {True: "yes", False: "no"}
+    p.field("Streaming", yes[caps.streaming])
+    p.field("Push notifications", yes[caps.push_notifications])
+    p.field("Extended card", yes[caps.extended_agent_card])
+    for ext in caps.extensions:
+        p.field("Extension", ext.uri + (" (required)" if ext.required else ""))
+    for iface in card.interfaces:
+        version = f" {iface.protocol_version}" if iface.protocol_version else ""
+        p.field("Interface", f"{iface.binding}{version} {iface.url}")
+    for name, scheme in card.security_schemes.items():
+        detail = " ".join(
+            x for x in (scheme.scheme, scheme.bearer_format, scheme.location, scheme.name) if x
+        )
+        p.field("Security", f"{name}: {scheme.type}" + (f" {detail}" if detail else ""))
+    if card.default_input_modes:
+        p.field("Input modes", ", ".join(card.default_input_modes))
+    if card.default_output_modes:
+        p.field("Output modes", ", ".join(card.default_output_modes))
+    if card.skills:
+        rows = [
+            [s.id, s.name, one_line(s.description or "", 70), ", ".join(s.tags)]
+            for s in card.skills
+        ]
+        p.table(["Skill", "Name", "Description", "Tags"], rows, title="Skills")
+
+
+def print_push_config(p: Printer, config: PushNotificationConfig) -> None:
+    p.field("Task ID", config.task_id or "")
+    p.field("Config ID", config.id or "")
+    p.field("URL", config.url)
+    if config.token:
+        p.field("Token", "(set)")
+    if config.auth_scheme:
+        p.field("Auth scheme", config.auth_scheme)
+
+
+def task_rows(p: Printer, tasks: Sequence[Task]) -> list[list[str | Text]]:
+    rows: list[list[str | Text]] = []
+    for t in tasks:
+        state: str | Text = p.state(t.status) if p.rich else state_name(t.status)
+        latest = t.text or (parts_text(t.status.message.parts) if t.status.message else "")
+        rows.append([t.id, t.context_id or "", state, one_line(latest, 50)])
+    return rows

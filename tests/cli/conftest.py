@@ -1,0 +1,197 @@
+"""The CLI run as a subprocess against real servers on 127.0.0.1.
+
+The a2a-sdk servers come from the interop suite; ``auth_server`` is a tiny stdlib HTTP server
+that wants ``Authorization: Bearer good`` and answers everything else with 401.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interop.conftest import (  # noqa: F401
+    compat_server,
+    slow_server,
+    start_server,
+    stop_server,
+    strict_server,
+)
+
+CLI_TIMEOUT = 30.0
+GOOD_TOKEN = "good-token-123"
+
+
+@dataclass
+class Run:
+    """One finished run of the CLI."""
+
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+    def jsonl(self) -> list[Any]:
+        return [json.loads(line) for line in self.out.splitlines()]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment of a run: no user config, no colours forced, the given variables."""
+    skip = ("A2A_ANYIO_", "A2ACLI_", "FORCE_COLOR", "NO_COLOR", "PYTHONDONTWRITEBYTECODE")
+    # Bytecode caches may be written: every run after the first then starts twice as fast.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
+    env.update(PYTHONUNBUFFERED="1", COLUMNS="200")
+    env.update(extra)
+    return env
+
+
+def cli(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = CLI_TIMEOUT,
+) -> Run:
+    """Run ``python -m a2a_anyio.cli ARGS`` and wait for it (bounded)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "a2a_anyio.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env if env is not None else clean_env(),
+        cwd=cwd,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nobody listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+class _AuthHandler(BaseHTTPRequestHandler):
+    """A card anyone may read; a JSON-RPC endpoint that wants ``Bearer good-token-123``;
+    a card under /private/ that wants it too."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _authorized(self) -> bool:
+        return self.headers.get("Authorization") == f"Bearer {GOOD_TOKEN}"
+
+    def _refuse(self) -> None:
+        self._send(401, {"error": "unauthorized"}, {"WWW-Authenticate": 'Bearer realm="test"'})
+
+    def _card(self) -> dict[str, Any]:
+        base = f"http://{self.headers.get('Host', '')}"
+        return {
+            "name": "Auth Test Agent",
+            "description": "Wants a bearer token.",
+            "version": "0.0.1",
+            "supportedInterfaces": [
+                {"url": f"{base}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ],
+            "capabilities": {"streaming": False},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [],
+        }
+
+    def do_GET(self) -> None:
+        if self.path == "/.well-known/agent-card.json":
+            self._send(200, self._card())
+        elif self.path.startswith("/private/") and not self._authorized():
+            self._refuse()
+        elif self.path == "/private/.well-known/agent-card.json":
+            self._send(200, self._card())
+        else:
+            self._send(404, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        request = json.loads(self.rfile.read(length) or b"{}")
+        if not self._authorized():
+            self._refuse()
+            return
+        key = self.headers.get("X-Api-Key", "")
+        message = {
+            "messageId": "m1",
+            "role": "ROLE_AGENT",
+            "parts": [{"text": f"authorized; X-Api-Key={key}"}],
+        }
+        self._send(200, {"jsonrpc": "2.0", "id": request.get("id"), "result": {"message": message}})
+
+
+@pytest.fixture(scope="session")
+def auth_server() -> Iterator[str]:
+    """Base URL of a local server that answers 401 without ``Bearer good-token-123``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _AuthHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture
+def registry_env(
+    tmp_path: Path,
+    strict_server: str,  # noqa: F811
+    compat_server: str,  # noqa: F811
+    auth_server: str,
+) -> dict[str, str]:
+    """A registry file with the test servers, and the environment that points at it."""
+    down = f"http://127.0.0.1:{closed_port()}"
+    (tmp_path / "agents.yaml").write_text(
+        f"""\
+defaults: {{timeout_seconds: 20, retries: 0}}
+agents:
+  - name: strict
+    url: {strict_server}
+    tags: [sdk]
+  - name: compat
+    url: {compat_server}
+    protocol: 0.3
+    tags: [sdk]
+  - name: guarded
+    url: {auth_server}
+    token_env: GUARDED_TOKEN
+    headers: {{X-Api-Key: "${{GUARDED_KEY}}"}}
+  - name: down
+    url: {down}
+groups:
+  reviewers: [strict, compat]
+  everyone: [strict, compat, down]
+"""
+    )
+    return clean_env(
+        A2A_ANYIO_CONFIG=str(tmp_path / "agents.yaml"),
+        HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+    )

@@ -1,0 +1,388 @@
+"""AgentRegistry: the file formats, validation messages, env interpolation, default locations,
+and registry names wherever the library takes a URL (AgentPool, fan_out, fan_out_stream)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from a2a_anyio import (
+    A2AClientError,
+    AgentEntry,
+    AgentPool,
+    AgentRegistry,
+    AgentRegistryError,
+    Task,
+    TaskState,
+    fan_out,
+    fan_out_stream,
+)
+
+ISSUE_YAML = """\
+defaults: {timeout_seconds: 30, retries: 3}
+agents:
+  - name: security-policy
+    url: https://security.example.com
+    token_env: SECURITY_TOKEN          # Bearer token read from this variable
+    tags: [reviewers]
+  - name: local
+    url: http://localhost:8100
+    headers: {X-Api-Key: "${LOCAL_KEY}"}
+groups:
+  reviewers: [security-policy, local]
+"""
+
+ISSUE_TOML = """\
+[defaults]
+timeout_seconds = 30
+retries = 3
+
+[[agents]]
+name = "security-policy"
+url = "https://security.example.com"
+token_env = "SECURITY_TOKEN"
+tags = ["reviewers"]
+
+[[agents]]
+name = "local"
+url = "http://localhost:8100"
+headers = { X-Api-Key = "${LOCAL_KEY}" }
+
+[groups]
+reviewers = ["security-policy", "local"]
+"""
+
+ENV = {"SECURITY_TOKEN": "sec-token", "LOCAL_KEY": "local-key"}
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "text"), [("agents.yaml", ISSUE_YAML), ("agents.toml", ISSUE_TOML)]
+)
+def test_the_issue_example_in_yaml_and_toml(tmp_path: Path, name: str, text: str) -> None:
+    reg = AgentRegistry.from_file(write(tmp_path, name, text))
+    assert reg.names() == ["security-policy", "local"]
+    assert [e.name for e in reg.group("reviewers")] == ["security-policy", "local"]
+    sec = reg.get("security-policy")
+    assert sec.url == "https://security.example.com"
+    assert (sec.token_env, sec.timeout_seconds, sec.retries, sec.tags) == (
+        "SECURITY_TOKEN", 30.0, 3, ("reviewers",),
+    )  # fmt: skip
+    assert reg.get("local").headers == {"X-Api-Key": "${LOCAL_KEY}"}  # not substituted yet
+
+    opts = sec.client_options(ENV)
+    assert opts["auth"] == "Bearer sec-token"
+    assert opts["retry"].attempts == 4  # retries: 3 means 3 retries after the first try
+    assert opts["timeout"] == 30.0
+    assert reg.get("local").client_options(ENV)["headers"] == {"X-Api-Key": "local-key"}
+
+
+@pytest.mark.anyio
+async def test_client_is_configured_from_the_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for k, v in ENV.items():
+        monkeypatch.setenv(k, v)
+    reg = AgentRegistry.from_file(write(tmp_path, "agents.yaml", ISSUE_YAML))
+    async with reg.client("security-policy") as client:
+        assert client.url == "https://security.example.com"
+        assert client.timeout == 30.0
+        assert client.retry.attempts == 4
+        assert client._secret_headers["Authorization"] == "Bearer sec-token"
+    async with reg.client("local", timeout=5.0) as client:  # overrides win
+        assert client.timeout == 5.0
+        assert client._secret_headers["X-Api-Key"] == "local-key"
+
+
+def test_tags_form_groups_and_explicit_groups_come_first(tmp_path: Path) -> None:
+    reg = AgentRegistry.from_dict(
+        {
+            "agents": [
+                {"name": "a", "url": "http://a.test", "tags": ["ops", "x"]},
+                {"name": "b", "url": "http://b.test", "tags": ["ops"]},
+                {"name": "c", "url": "http://c.test"},
+            ],
+            "groups": {"ops": ["c"]},
+        }
+    )
+    assert [e.name for e in reg.group("ops")] == ["c", "a", "b"]
+    assert [e.name for e in reg.group("x")] == ["a"]
+    assert reg.group_names() == ["ops", "x"]
+    assert [e.name for e in reg.resolve("b")] == ["b"]
+    assert "ops" in reg and "a" in reg and "nope" not in reg
+
+
+def test_options_are_normalised_and_defaults_merge(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "agents.yaml",
+        """\
+        defaults:
+          headers: {X-Team: blue, X-Env: prod}
+          protocol: 1.0
+          verify: false
+        agents:
+          - name: one
+            url: https://one.test
+            headers: {X-Env: dev}
+            binding: HTTP+JSON
+            timeout_seconds: null
+          - name: two
+            endpoint: https://two.test/rpc
+            protocol: "0.3"
+            verify: ~/ca.pem
+        """,
+    )
+    reg = AgentRegistry.from_file(path)
+    one, two = reg.get("one"), reg.get("two")
+    assert one.headers == {"X-Team": "blue", "X-Env": "dev"}
+    assert (one.protocol, one.binding, one.verify, one.timeout_seconds) == (
+        "1.0",
+        "rest",
+        False,
+        None,
+    )
+    assert one.retries is None and "retry" not in one.client_options({})
+    assert two.url is None and two.endpoint == "https://two.test/rpc"
+    assert two.protocol == "0.3"
+    assert isinstance(two.verify, str) and two.verify.endswith("ca.pem") and "~" not in two.verify
+    assert two.client_options({})["endpoint"] == "https://two.test/rpc"
+
+
+def test_interpolation_defaults_escapes_and_urls() -> None:
+    reg = AgentRegistry.from_dict(
+        {
+            "agents": [
+                {
+                    "name": "a",
+                    "url": "https://${HOST:-a.test}/base",
+                    "headers": {"X-Price": "$$5", "X-Key": "k-${KEY}"},
+                    "cookies": {"session": "${SESSION:-anon}"},
+                }
+            ]
+        }
+    )
+    opts = reg.get("a").client_options({"KEY": "42"})
+    assert opts["url"] == "https://a.test/base"
+    assert opts["headers"] == {"X-Price": "$5", "X-Key": "k-42"}
+    assert opts["cookies"] == {"session": "anon"}
+    assert reg.get("a").secrets({"KEY": "42"}) == ["42"]
+
+
+def test_a_missing_variable_names_itself_the_file_the_entry_and_the_field(tmp_path: Path) -> None:
+    reg = AgentRegistry.from_file(write(tmp_path, "agents.yaml", ISSUE_YAML))
+    with pytest.raises(AgentRegistryError) as info:
+        reg.get("local").client_options({})
+    msg = str(info.value)
+    assert "LOCAL_KEY" in msg and "agents.yaml" in msg and "local" in msg and "X-Api-Key" in msg
+    assert info.value.variable == "LOCAL_KEY"
+    with pytest.raises(AgentRegistryError, match="SECURITY_TOKEN is not set") as info:
+        reg.get("security-policy").auth({})
+    assert info.value.field == "token_env"
+    # Another agent's missing variable does not matter.
+    assert reg.get("security-policy").client_options({"SECURITY_TOKEN": "t"})["auth"] == "Bearer t"
+    assert isinstance(info.value, A2AClientError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "agents: [{name: a, url: http://a.test, tokn_env: X}]",
+            ["agents[0] (a)", "'tokn_env'", "did you mean 'token_env'"],
+        ),
+        (
+            "agents: [{name: a, url: http://a.test, timeout_seconds: soon}]",
+            ["agents[0] (a)", "'timeout_seconds'", "positive number"],
+        ),
+        (
+            "agents: [{name: a, url: http://a.test, timeout_seconds: -1}]",
+            ["'timeout_seconds'", "-1"],
+        ),
+        ("agents: [{name: a, url: http://a.test, retries: 1.5}]", ["'retries'", "whole number"]),
+        (
+            "agents: [{name: a, url: http://a.test, protocol: 2.0}]",
+            ["'protocol'", "auto, 1.0, 0.3, 0.2 or legacy"],
+        ),
+        (
+            "agents: [{name: a, url: http://a.test, binding: grpc}]",
+            ["'binding'", "jsonrpc or rest"],
+        ),
+        ("agents: [{name: a, url: http://a.test, verify: 3}]", ["'verify'", "CA bundle"]),
+        ("agents: [{name: a, url: http://a.test, headers: [x]}]", ["'headers'", "mapping"]),
+        (
+            "agents: [{name: a, url: http://a.test, headers: {X: '${1BAD}'}}]",
+            ["'headers.X'", "does not name a variable"],
+        ),
+        (
+            "agents: [{name: a, url: http://a.test, token_env: 'my token'}]",
+            ["'token_env'", "variable's name"],
+        ),
+        ("agents: [{name: a}]", ["agents[0] (a)", "'url'", "needs a url"]),
+        ("agents: [{name: a, url: ftp://a.test}]", ["'url'", "http(s)"]),
+        ("agents: [{url: http://a.test}]", ["agents[0]", "'name'", "needs a name"]),
+        ("agents: [{name: 'a b', url: http://a.test}]", ["'name'", "letters"]),
+        (
+            "agents: [{name: a, url: http://a.test}, {name: a, url: http://b.test}]",
+            ["agents[1] (a)", "duplicate"],
+        ),
+        (
+            "agents: [{name: a, url: http://a.test}]\ngroups: {g: [a, b]}",
+            ["groups.g", "unknown agent 'b'"],
+        ),
+        (
+            "agents: [{name: a, url: http://a.test}]\ngroups: {a: [a]}",
+            ["groups.a", "name of an agent"],
+        ),
+        ("agents: [{name: a, url: http://a.test, tags: [a]}]", ["'tags'", "also an agent's name"]),
+        ("agents: [{name: a, url: http://a.test}]\nextra: 1", ["top level", "'extra'"]),
+        ("defaults: {url: http://a.test}", ["defaults", "'url'"]),
+        ("agents: 3", ["agents", "list or a mapping"]),
+        ("- just\n- a list", ["must hold a mapping"]),
+        ("agents: [name: a", ["not valid YAML"]),
+    ],
+)
+def test_validation_errors_name_the_file_the_entry_and_the_field(
+    tmp_path: Path, text: str, expected: list[str]
+) -> None:
+    path = write(tmp_path, "agents.yaml", text)
+    with pytest.raises(AgentRegistryError) as info:
+        AgentRegistry.from_file(path)
+    msg = str(info.value)
+    assert msg.startswith(str(path)), msg
+    for part in expected:
+        assert part in msg, msg
+
+
+def test_toml_errors_and_the_mapping_form(tmp_path: Path) -> None:
+    with pytest.raises(AgentRegistryError, match="not valid TOML"):
+        AgentRegistry.from_file(write(tmp_path, "bad.toml", "agents = [\n"))
+    reg = AgentRegistry.from_file(
+        write(
+            tmp_path,
+            "agents.toml",
+            """\
+            [agents.alpha]
+            url = "http://alpha.test"
+            [agents.beta]
+            url = "http://beta.test"
+            retries = 0
+            """,
+        )
+    )
+    assert reg.names() == ["alpha", "beta"]
+    assert reg.get("beta").client_options({})["retry"].attempts == 1
+    with pytest.raises(AgentRegistryError, match="cannot read the registry"):
+        AgentRegistry.from_file(tmp_path / "missing.yaml")
+
+
+def test_unknown_names_list_what_exists() -> None:
+    reg = AgentRegistry.from_dict({"agents": [{"name": "alpha", "url": "http://a.test"}]})
+    with pytest.raises(
+        AgentRegistryError, match=r"no agent named 'alpa'.*known: alpha.*did you mean 'alpha'"
+    ):
+        reg.get("alpa")
+    with pytest.raises(AgentRegistryError, match="no group named 'ops'"):
+        reg.group("ops")
+    assert AgentEntry("x", url="http://x.test").client_options({})["url"] == "http://x.test"
+
+
+def test_default_locations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("A2A_ANYIO_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    assert AgentRegistry.load().names() == []  # nothing anywhere: empty
+    assert AgentRegistry.load().path is None
+
+    user = tmp_path / "xdg" / "a2a-anyio"
+    user.mkdir(parents=True)
+    (user / "agents.yaml").write_text("agents: [{name: user, url: http://u.test}]")
+    assert AgentRegistry.load().names() == ["user"]
+
+    (tmp_path / "agents.yaml").write_text("agents: [{name: here, url: http://h.test}]")
+    assert AgentRegistry.load().names() == ["here"]  # ./agents.yaml comes first
+
+    named = write(tmp_path, "named.toml", '[[agents]]\nname = "named"\nurl = "http://n.test"\n')
+    monkeypatch.setenv("A2A_ANYIO_CONFIG", str(named))
+    assert AgentRegistry.load().names() == ["named"]  # $A2A_ANYIO_CONFIG comes first
+    assert AgentRegistry.load(tmp_path / "agents.yaml").names() == ["here"]  # unless a path
+
+    monkeypatch.setenv("A2A_ANYIO_CONFIG", str(tmp_path / "gone.yaml"))
+    with pytest.raises(AgentRegistryError, match="A2A_ANYIO_CONFIG"):
+        AgentRegistry.load()
+
+
+# -- registry names wherever the library takes a URL (real servers, both backends) ----------
+
+
+@pytest.fixture
+def sdk_registry(strict_server: str, compat_server: str) -> AgentRegistry:
+    return AgentRegistry.from_dict(
+        {
+            "agents": [
+                {"name": "strict", "url": strict_server, "tags": ["sdk"]},
+                {"name": "compat", "url": compat_server, "protocol": 0.3, "tags": ["sdk"]},
+            ],
+            "groups": {"pair": ["strict", "compat"]},
+        }
+    )
+
+
+@pytest.mark.anyio
+async def test_pool_and_fan_out_take_names_and_groups(sdk_registry: AgentRegistry) -> None:
+    async with AgentPool(registry=sdk_registry) as pool:
+        client = pool.client("compat")
+        assert client.protocol == "0.3" and client is pool.client("compat")
+        assert await pool.send("strict", text="hello") == {"text": "echo: hello"}
+        results = await pool.fan_out(["pair"], "hello")
+        assert [r.agent for r in results] == ["strict", "compat"]
+        assert all(
+            isinstance(r.value, Task) and r.value.state is TaskState.COMPLETED for r in results
+        )
+        with pytest.raises(AgentRegistryError, match="group"):
+            pool.client("sdk")
+        async with pool.fan_out_stream("sdk", "stream") as merged:
+            agents = {item.agent async for item in merged if item.error is None}
+        assert agents == {"strict", "compat"}
+
+
+@pytest.mark.anyio
+async def test_fan_out_reads_the_default_registry(
+    sdk_registry: AgentRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = ["agents:"] + [
+        f"  - {{name: {e.name}, url: '{e.url}', protocol: '{e.protocol}', tags: [sdk]}}"
+        for e in sdk_registry
+    ]
+    monkeypatch.setenv("A2A_ANYIO_CONFIG", str(write(tmp_path, "agents.yaml", "\n".join(lines))))
+    results = await fan_out("sdk", "message hi")
+    assert [r.agent for r in results] == ["strict", "compat"]
+    assert [r.ok for r in results] == [True, True]
+    async with fan_out_stream(["strict"], "stream") as merged:
+        events = [item async for item in merged]
+    assert events and all(item.agent == "strict" and item.error is None for item in events)
+
+
+@pytest.mark.anyio
+async def test_pool_gives_an_entry_with_other_tls_settings_its_own_connections() -> None:
+    reg = AgentRegistry.from_dict(
+        {
+            "agents": [
+                {"name": "plain", "url": "https://plain.test"},
+                {"name": "lab", "url": "https://lab.test", "verify": False, "timeout_seconds": 3},
+            ]
+        }
+    )
+    async with AgentPool(registry=reg, auth="Bearer pool") as pool:
+        plain, lab = pool.client("plain"), pool.client("lab")
+        assert plain._http.client is pool.http_client
+        assert lab._http.client is not pool.http_client and lab.timeout == 3.0
+        assert plain._secret_headers["Authorization"] == "Bearer pool"  # pool options apply
+        assert pool.client("https://plain.test") is not plain  # a URL is its own client

@@ -1,0 +1,38 @@
+"""The testing kit and the push receiver stay out of the client: optional, imported lazily."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import a2a_anyio
+
+SRC = Path(a2a_anyio.__file__).parent
+
+
+def _imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_client_modules_never_import_server_pieces() -> None:
+    client = [*SRC.glob("_*.py"), *(SRC / "_dialects").glob("*.py"), SRC / "__init__.py"]
+    for path in client:
+        for name in _imported_modules(path):
+            assert not name.startswith(("a2a_anyio.testing", "a2a_anyio.push")), (path, name)
+
+
+def test_server_dependencies_load_only_when_serving() -> None:
+    code = (
+        "import sys, a2a_anyio, a2a_anyio.testing, a2a_anyio.push; "
+        "print(sorted(m for m in ('hypercorn', 'starlette') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,282 @@
+"""PushReceiver: token checks, the three ways of routing, mounting, and end to end with a
+FakeAgent that posts notifications (v0.3 and v1.0 forms) and an A2AClient, on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+import anyio
+import anyio.lowlevel
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from a2a_anyio import (
+    A2AClient,
+    Message,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+from a2a_anyio.push import PushReceiver, decode_notification
+from a2a_anyio.testing import FakeAgent, SkillContext, artifact, status
+from a2a_anyio.testing._skills import Emit
+
+from ._helpers import Gate, wait_until
+
+pytestmark = pytest.mark.anyio
+
+V03_TASK = {"kind": "task", "id": "t-1", "contextId": "c-1", "status": {"state": "working"}}
+V1_STATUS = {
+    "statusUpdate": {
+        "taskId": "t-1",
+        "contextId": "c-1",
+        "status": {"state": "TASK_STATE_COMPLETED"},
+    }
+}
+
+
+def http_to(receiver: PushReceiver) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=receiver.transport(), base_url="http://hooks.test")
+
+
+async def test_token_checks() -> None:
+    receiver = PushReceiver(url="http://hooks.test")
+    token = receiver.expect("t-1")
+    other = receiver.expect("t-2")
+    anywhere = receiver.expect()
+    async with http_to(receiver) as http:
+        missing = await http.post("/", json=V03_TASK)
+        wrong = await http.post("/", json=V03_TASK, headers={"X-A2A-Notification-Token": "nope"})
+        other_task = await http.post(
+            "/", json=V03_TASK, headers={"X-A2A-Notification-Token": other}
+        )
+        by_header = await http.post("/", json=V03_TASK, headers={"X-A2A-Notification-Token": token})
+        by_auth = await http.post("/", json=V1_STATUS, headers={"Authorization": f"Bearer {token}"})
+        unbound = await http.post(
+            "/", json=V1_STATUS, headers={"Authorization": f"Bearer {anywhere}"}
+        )
+        receiver.forget(token)
+        forgotten = await http.post("/", json=V03_TASK, headers={"X-A2A-Notification-Token": token})
+        not_json = await http.post("/", content=b"{", headers={"X-A2A-Notification-Token": other})
+        not_event = await http.post("/", json={"hello": 1})
+        get = await http.get("/")
+    assert [r.status_code for r in (missing, wrong, other_task, forgotten)] == [401] * 4
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert [r.status_code for r in (by_header, by_auth, unbound)] == [200] * 3
+    assert [n.form for n in receiver.received] == ["0.3", "1.0", "1.0"]
+    assert [n.token for n in receiver.received] == [token, token, anywhere]
+    assert (not_json.status_code, not_event.status_code, get.status_code) == (400, 400, 405)
+    assert receiver.rejected == 6
+
+
+async def test_receiver_wide_token_and_optional_tokens() -> None:
+    strict = PushReceiver(token="shared")
+    lax = PushReceiver(require_token=False)
+    async with http_to(strict) as a, http_to(lax) as b:
+        shared = await a.post("/", json=V03_TASK, headers={"X-A2A-Notification-Token": "shared"})
+        none = await b.post("/", json=V03_TASK)
+        bad = await b.post("/", json=V03_TASK, headers={"X-A2A-Notification-Token": "x"})
+    assert (shared.status_code, none.status_code, bad.status_code) == (200, 200, 401)
+
+
+async def test_routing_three_ways() -> None:
+    receiver = PushReceiver(token="tok")
+    tasks: list[Task] = []
+    updates: list[TaskStatusUpdateEvent] = []
+    every: list[StreamEvent] = []
+    per_task: list[StreamEvent] = []
+
+    async def on_update(event: TaskStatusUpdateEvent) -> None:
+        await anyio.lowlevel.checkpoint()
+        updates.append(event)
+
+    receiver.register_push_handler(Task, tasks.append)
+    receiver.register_push_handler(TaskStatusUpdateEvent, on_update)
+    receiver.register_push_handler("*", every.append)
+    receiver.add_task_handler("t-1", per_task.append)
+    headers = {"X-A2A-Notification-Token": "tok"}
+    artifact_event = {
+        "artifactUpdate": {
+            "taskId": "t-2",
+            "artifact": {"artifactId": "a", "parts": [{"text": "x"}]},
+        }
+    }
+    async with http_to(receiver) as http, receiver.subscribe() as all_events:
+        async with receiver.subscribe("t-1", until_terminal=True) as t1:
+            for body in (V03_TASK, artifact_event, V1_STATUS):
+                assert (await http.post("/hook", json=body, headers=headers)).status_code == 200
+            seen = [event async for event in t1]
+        receiver.unregister_push_handler("*", every.append)
+        receiver.remove_task_handler("t-1", per_task.append)
+        await http.post("/", json=V03_TASK, headers=headers)
+        with anyio.fail_after(5):
+            firehose = [await all_events.__anext__() for _ in range(4)]
+    assert [t.id for t in tasks] == ["t-1", "t-1"]
+    assert [u.status.state for u in updates] == [TaskState.COMPLETED]
+    assert [type(e) for e in every] == [Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent]
+    assert [type(e) for e in per_task] == [Task, TaskStatusUpdateEvent]
+    assert [type(e) for e in seen] == [Task, TaskStatusUpdateEvent]
+    assert [type(e) for e in firehose] == [
+        Task,
+        TaskArtifactUpdateEvent,
+        TaskStatusUpdateEvent,
+        Task,
+    ]
+    with pytest.raises(ValueError, match="not an A2A event type"):
+        receiver.register_push_handler(cast(Any, dict), every.append)
+
+
+async def test_failing_handler_answers_500() -> None:
+    receiver = PushReceiver(token="tok")
+
+    def broken(task: Task) -> None:
+        raise RuntimeError("handler bug")
+
+    receiver.register_push_handler(Task, broken)
+    async with http_to(receiver) as http:
+        response = await http.post("/", json=V03_TASK, headers={"X-A2A-Notification-Token": "tok"})
+    assert response.status_code == 500
+    assert [str(e) for e in receiver.errors] == ["handler bug"]
+
+
+def test_decode_notification_forms() -> None:
+    legacy = {
+        "id": "t",
+        "sessionId": "s",
+        "status": {"state": "completed"},
+        "artifacts": [{"parts": [{"type": "text", "text": "x"}], "index": 0}],
+    }
+    event, form = decode_notification(legacy)
+    assert isinstance(event, Task)
+    assert (form, event.context_id, event.state) == ("0.3", "s", TaskState.COMPLETED)
+    event, form = decode_notification(
+        {"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}}
+    )
+    assert isinstance(event, Message)
+    assert form == "1.0"
+
+
+async def test_mounted_in_starlette() -> None:
+    receiver = PushReceiver(token="tok")
+    got: list[StreamEvent] = []
+    receiver.register_push_handler("*", got.append)
+    app = Starlette(routes=[Mount("/hooks", app=receiver)])
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://app.test") as http:
+        ok = await http.post("/hooks/a2a", json=V1_STATUS, headers={"Authorization": "Bearer tok"})
+        outside = await http.post("/elsewhere", json=V1_STATUS)
+    assert (ok.status_code, outside.status_code) == (200, 404)
+    assert len(got) == 1
+
+
+# -- end to end -----------------------------------------------------------------------------
+
+
+def slow_agent(dialect: str, gate: anyio.Event) -> FakeAgent:
+    agent = FakeAgent(dialect=dialect)  # type: ignore[arg-type]
+
+    @agent.skill("job")
+    async def job(ctx: SkillContext) -> AsyncIterator[Emit]:
+        yield status("working", "started")
+        await gate.wait()
+        yield artifact("result", name="out")
+
+    return agent
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+async def test_watch_end_to_end(dialect: str) -> None:
+    gate = anyio.Event()
+    agent = slow_agent(dialect, gate)
+    receiver = PushReceiver()
+    by_type: list[Any] = []
+    by_task: list[StreamEvent] = []
+    receiver.register_push_handler(
+        Task if dialect == "0.3" else TaskStatusUpdateEvent, by_type.append
+    )
+    async with agent.serve(), receiver.serve() as url, A2AClient(agent.url) as client:
+        assert receiver.url == url
+        task = await client.send_message("go", blocking=False)
+        assert isinstance(task, Task)
+        receiver.add_task_handler(task.id, by_task.append)
+        async with receiver.watch(client, task.id) as notifications:
+            assert len(await client.list_push_configs(task.id)) == 1
+            gate.set()
+            events = [event async for event in notifications]
+        assert await client.list_push_configs(task.id) == []  # watch deleted its config
+    deliveries = agent.push_deliveries
+    assert [d.status_code for d in deliveries] == [200] * len(deliveries)
+    assert all(d.url == url for d in deliveries)
+    if dialect == "0.3":
+        assert [type(e) for e in events] == [Task, Task]
+        assert [e.state for e in events if isinstance(e, Task)] == [
+            TaskState.WORKING,
+            TaskState.COMPLETED,
+        ]
+        assert all(d.headers["X-A2A-Notification-Token"] for d in deliveries)
+        assert len(by_type) == 2
+    else:
+        assert [type(e) for e in events] == [TaskArtifactUpdateEvent, TaskStatusUpdateEvent]
+        assert all(d.headers["Authorization"].startswith("Bearer ") for d in deliveries)
+        assert deliveries[0].headers["Content-Type"] == "application/a2a+json"
+        assert [e.status.state for e in by_type] == [TaskState.COMPLETED]
+    assert by_task == events
+    assert {n.form for n in receiver.received} == {dialect}
+
+
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+async def test_push_config_in_the_send_request(dialect: str) -> None:
+    agent = FakeAgent(dialect=dialect)  # type: ignore[arg-type]
+    receiver = PushReceiver()
+    async with (
+        agent.serve(),
+        receiver.serve(),
+        A2AClient(agent.url) as client,
+        receiver.subscribe() as notifications,
+    ):
+        task = await client.send_message("hi", push_config=receiver.new_config())
+        assert isinstance(task, Task)
+        await wait_until(lambda: len(receiver.received) >= 4)
+        with anyio.fail_after(5):
+            first = await notifications.__anext__()
+    assert isinstance(first, Task)
+    assert first.id == task.id
+    states = [n.state for n in receiver.received if n.state is not None]
+    assert states[0] is TaskState.SUBMITTED
+    assert states[-1] is TaskState.COMPLETED
+
+
+async def test_in_process_delivery_and_a_forged_token() -> None:
+    gate = Gate()
+    receiver = PushReceiver(url="http://hooks.test")
+    async with httpx.AsyncClient(transport=receiver.transport()) as push_http:
+        agent = FakeAgent(push_client=push_http, skills={"gate": gate.skill})
+        async with (
+            agent,
+            httpx.AsyncClient(transport=agent.transport()) as http,
+            A2AClient(agent.url, http_client=http) as client,
+        ):
+            task = await client.send_message(
+                "hi", blocking=False, push_config=receiver.new_config()
+            )
+            assert isinstance(task, Task)
+            await client.create_push_config(task.id, "http://hooks.test/", token="forged")
+            await gate.started.wait()
+            gate.open()
+            await wait_until(lambda: agent.get_task(task.id).state is TaskState.COMPLETED)
+            await wait_until(lambda: all(d.status_code for d in agent.push_deliveries))
+    by_token: dict[str, set[int | None]] = {}
+    for d in agent.push_deliveries:
+        by_token.setdefault(d.headers["X-A2A-Notification-Token"], set()).add(d.status_code)
+    assert by_token.pop("forged") == {401}
+    assert list(by_token.values()) == [{200}]
+    assert [n.state for n in receiver.received] == [
+        TaskState.SUBMITTED,
+        TaskState.WORKING,
+        TaskState.COMPLETED,
+    ]
