@@ -1,0 +1,39 @@
+"""``a2a-anyio demo``: three local agents, one streaming fan-out, the laggard cut at the deadline."""
+
+from __future__ import annotations
+
+from .conftest import clean_env, cli
+from .test_live import run_in_pty
+
+
+def test_demo_plain_output_and_exit_code() -> None:
+    run = cli("demo")
+    assert run.code == 0, run.err
+    out = run.out
+    assert "speaks v1.0 over JSON-RPC" in out
+    assert "speaks v0.3 over HTTP+JSON" in out
+    assert "speaks tasks/send (legacy) over JSON-RPC" in out
+    summary = out.split("Summary:", 1)[1]
+    rows = {line.split()[0]: line for line in summary.splitlines()[2:] if line.strip()}
+    assert "completed" in rows["newsroom"]
+    assert "Agents talk to agents, on asyncio and trio." in rows["newsroom"]
+    assert "completed" in rows["translator"]
+    assert "cancelled at the deadline" in rows["archivist"]
+
+
+def test_demo_json() -> None:
+    run = cli("-o", "json", "demo")
+    assert run.code == 0, run.err
+    agents = {a["agent"]: a for a in run.json()["agents"]}
+    assert agents["newsroom"]["state"] == "completed"
+    assert agents["translator"]["state"] == "completed"
+    assert agents["archivist"]["cancelled"] is True
+    assert 2.9 < agents["archivist"]["elapsed"] < 5.0  # cut at the 3 s deadline
+
+
+def test_demo_live_display_in_a_terminal() -> None:
+    code, screen = run_in_pty("demo", env=clean_env())
+    assert code == 0
+    assert "agents done" in screen  # the live fan-out view was drawn
+    assert "cancelled at the deadline" in screen
+    assert "Summary" in screen
