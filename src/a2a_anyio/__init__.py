@@ -1,5 +1,6 @@
 """a2a-anyio: an A2A (Agent2Agent) protocol client for asyncio and trio."""
 
+from a2a_anyio._auth import ApiKey, Auth, Basic, Bearer, MutualTLS, OAuth2ClientCredentials
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.reducer import TaskReducer
@@ -93,7 +94,11 @@ __all__ = [
     "AgentRegistryError",
     "AgentResult",
     "AgentSkill",
+    "ApiKey",
     "Artifact",
+    "Auth",
+    "Basic",
+    "Bearer",
     "ContentTypeNotSupportedError",
     "DataPart",
     "ExtendedCardNotConfiguredError",
@@ -107,7 +112,9 @@ __all__ = [
     "Message",
     "MessageStream",
     "MethodNotFoundError",
+    "MutualTLS",
     "NO_RETRY",
+    "OAuth2ClientCredentials",
     "ParseError",
     "Part",
     "PushNotificationConfig",

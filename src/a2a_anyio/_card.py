@@ -10,9 +10,10 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from a2a_anyio._auth import Credentials
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
 from a2a_anyio._dialects.card import parse_card
-from a2a_anyio._errors import A2ADiscoveryError
+from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
 from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
@@ -71,6 +72,7 @@ class AgentCardFetcher:
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
         retry: RetryPolicy = NO_RETRY,
+        credentials: Credentials | None = None,
     ) -> None:
         self._http = http if isinstance(http, HttpTransport) else HttpTransport(http)
         self.base_url = base_url
@@ -78,6 +80,7 @@ class AgentCardFetcher:
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._retry = retry
+        self._credentials = credentials
         self._cached: _Cached | None = None
         self._lock = anyio.Lock()
         self.requests = 0  # HTTP requests made, for observability
@@ -127,7 +130,19 @@ class AgentCardFetcher:
 
     async def _get(self, url: str, headers: dict[str, str]) -> RawResponse:
         self.requests += 1
-        resp = await self._http.request("GET", url, headers=headers, deadline=self._timeout)
+        try:
+            resp = await self._http.request(
+                "GET",
+                url,
+                headers=headers,
+                deadline=self._timeout,
+                credentials=self._credentials,
+                max_bytes=MAX_CARD_BYTES,
+            )
+        except A2AProtocolError as exc:  # mostly: over the size limit
+            oversize = "bytes" in exc.message
+            why = f"is larger than {MAX_CARD_BYTES} bytes" if oversize else f": {exc.message}"
+            raise A2ADiscoveryError(f"agent card at {url} {why}") from exc
         if resp.status not in (200, 304, 404):
             raise A2ADiscoveryError(
                 f"agent card at {url}: HTTP {resp.status}",

@@ -6,6 +6,7 @@ import inspect
 import itertools
 import json
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
@@ -14,11 +15,12 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 import anyio
 
+from a2a_anyio._auth import AuthInput, MutualTLS, credentials
 from a2a_anyio._card import AgentCardFetcher, card_urls
 from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect, dialect_for
 from a2a_anyio._dialects._jsonrpc import RequestId, decode_http, request
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
-from a2a_anyio._dialects.card import PROTOCOLS, candidates, parse_card
+from a2a_anyio._dialects.card import PROTOCOLS, candidates, describe_security, parse_card
 from a2a_anyio._dialects.rest import (
     RestMapping,
     decode_rest_http,
@@ -26,6 +28,7 @@ from a2a_anyio._dialects.rest import (
     unwrap_rest_event,
 )
 from a2a_anyio._errors import (
+    A2AAuthError,
     A2AClientError,
     A2AHTTPError,
     A2ATimeoutError,
@@ -88,12 +91,6 @@ async def _notify(callback: EventCallback, event: StreamEvent) -> None:
 DEFAULT_IDLE_TIMEOUT = 300.0
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), port
-
-
 def check_url(url: str, what: str = "url") -> str:
     """``url`` if it is an absolute http(s) URL, else ValueError."""
     if not isinstance(url, str):
@@ -143,7 +140,7 @@ class A2AClient:
         self,
         url: str | None = None,
         *,
-        auth: str | None = None,
+        auth: AuthInput = None,
         headers: Mapping[str, str] | None = None,
         cookies: Mapping[str, str] | None = None,
         verify: VerifyTypes = True,
@@ -162,6 +159,8 @@ class A2AClient:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        trusted_origins: Sequence[str] = (),
+        cross_origin: str = "strip",
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -180,6 +179,14 @@ class A2AClient:
         self.idle_timeout = idle_timeout
         self.retry = retry if retry is not None else RetryPolicy()
         self.resume = resume
+        for origin in trusted_origins:
+            check_url(origin, "a trusted origin")
+        # Credentials are bound to the origins the user named: never to one a card or a
+        # redirect names (a2a_anyio._auth; applied hop by hop in the I/O boundary).
+        own = [u for u in (self.url, self.endpoint) if u]
+        self._credentials = credentials(
+            auth, headers, cookies, [*own, *trusted_origins], cross_origin
+        )
         self._http = HttpTransport(
             http_client,
             verify=verify,
@@ -187,20 +194,20 @@ class A2AClient:
             connect_timeout=connect_timeout,
             max_response_bytes=max_response_bytes,
             max_event_bytes=max_event_bytes,
+            client_cert=auth if isinstance(auth, MutualTLS) else None,
         )
-        self._origins = {_origin(u) for u in (self.url, self.endpoint) if u}
-        self._secret_headers: dict[str, str] = dict(headers or {})
-        if auth is not None:
-            self._secret_headers["Authorization"] = auth
-        if cookies:
-            self._secret_headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
-        # The card lives on the user's own origin, so it may need their credentials.
+        if verify is False:
+            warnings.warn(
+                f"TLS certificates are not verified for {self.url or self.endpoint}",
+                UserWarning,
+                stacklevel=2,
+            )
         self._fetcher = AgentCardFetcher(
             self._http,
             self.url or self.endpoint or "",
             ttl=card_ttl,
             timeout=timeout,
-            headers=self._secret_headers,
+            credentials=self._credentials,
             retry=self.retry,
         )
         self._card: AgentCard | None = (
@@ -356,8 +363,6 @@ class A2AClient:
             headers["A2A-Extensions"] = uris
             if not v1:  # v0.3 servers read the older name
                 headers["X-A2A-Extensions"] = uris
-        if _origin(url) in self._origins:
-            headers.update(self._secret_headers)
         return headers
 
     def _body(self, method: str, params: Any) -> tuple[RequestId, bytes]:
@@ -380,7 +385,12 @@ class A2AClient:
 
         async def attempt() -> Any:
             resp = await self._http.request(
-                "POST", url, content=body, headers=headers, deadline=self.timeout
+                "POST",
+                url,
+                content=body,
+                headers=headers,
+                deadline=self.timeout,
+                credentials=self._credentials,
             )
             return decode_http(
                 resp.status,
@@ -394,8 +404,7 @@ class A2AClient:
         try:
             return await self.retry.run(attempt, operation=method, idempotent=idempotent)
         except A2AClientError as exc:
-            exc.agent = exc.agent or url
-            exc.method = exc.method or method
+            self._annotate(exc, url, method)
             raise
 
     async def _op(
@@ -440,7 +449,12 @@ class A2AClient:
 
         async def attempt() -> Any:
             resp = await self._http.request(
-                req.method, url, content=body, headers=headers, deadline=self.timeout
+                req.method,
+                url,
+                content=body,
+                headers=headers,
+                deadline=self.timeout,
+                credentials=self._credentials,
             )
             retry_after = parse_retry_after(resp.headers.get("retry-after"))
             return decode_rest_http(resp.status, resp.content, retry_after)
@@ -448,9 +462,18 @@ class A2AClient:
         try:
             return await self.retry.run(attempt, operation=op, idempotent=idempotent)
         except A2AClientError as exc:
-            exc.agent = exc.agent or url
-            exc.method = exc.method or f"{req.method} {req.path}"
+            self._annotate(exc, url, f"{req.method} {req.path}")
             raise
+
+    def _annotate(self, exc: A2AClientError, url: str, method: str) -> None:
+        """Say where an error happened; for 401/403, what the card asks for."""
+        exc.agent = exc.agent or url
+        exc.method = exc.method or method
+        card = self._card
+        if isinstance(exc, A2AAuthError) and card is not None and not exc.schemes:
+            exc.schemes = describe_security(card)
+            if exc.schemes:
+                exc.message = f"{exc.message} (the agent asks for: {'; or '.join(exc.schemes)})"
 
     async def call(self, method: str, params: Any = None) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its raw result."""
@@ -470,7 +493,11 @@ class A2AClient:
         assert url is not None
         start = time.perf_counter()
         await self._http.request(
-            "GET", url, headers=self._headers(url, None), deadline=self.timeout
+            "GET",
+            url,
+            headers=self._headers(url, None),
+            deadline=self.timeout,
+            credentials=self._credentials,
         )
         return (time.perf_counter() - start) * 1000.0
 
@@ -634,13 +661,17 @@ class A2AClient:
             if target.rest is None:
                 req_id, body = self._body(dialect.method(op), await params(dialect))
                 headers = self._headers(target.url, dialect)
-                conn = self._http.open_sse("POST", target.url, content=body, headers=headers)
+                conn = self._http.open_sse(
+                    "POST", target.url, content=body, headers=headers, credentials=self._credentials
+                )
                 return jsonrpc_wire(conn, dialect, req_id)
             req = target.rest.request(op, await params(dialect))
             url = target.url.rstrip("/") + req.path
             content = json.dumps(req.body).encode() if req.body is not None else None
             headers = self._headers(url, dialect, rest=True)
-            conn = self._http.open_sse(req.method, url, content=content, headers=headers)
+            conn = self._http.open_sse(
+                req.method, url, content=content, headers=headers, credentials=self._credentials
+            )
             return StreamWire(
                 conn,
                 dialect,

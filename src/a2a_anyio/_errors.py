@@ -78,7 +78,12 @@ class A2AHTTPError(A2AClientError):
 
 
 class A2AAuthError(A2AHTTPError):
-    """HTTP 401 or 403: credentials missing, wrong, or not enough."""
+    """HTTP 401 or 403: credentials missing, wrong, or not enough; ``schemes`` lists what the
+    agent's card asks for, when the card is known."""
+
+    def __init__(self, status_code: int, body: str = "", **kwargs: Any) -> None:
+        super().__init__(status_code, body, **kwargs)
+        self.schemes: list[str] = []
 
 
 class A2ADiscoveryError(A2AClientError):

@@ -10,14 +10,18 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlencode, urljoin
 
 import anyio
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from a2a_anyio._auth import Credentials, MutualTLS
 from a2a_anyio._errors import (
     A2AClientError,
     A2AConnectionError,
+    A2ADiscoveryError,
+    A2AHTTPError,
     A2AProtocolError,
     A2ATimeoutError,
 )
@@ -53,10 +57,11 @@ def make_client(
     timeout: float | None = DEFAULT_TIMEOUT,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     max_connections: int = 100,
+    client_cert: MutualTLS | None = None,
 ) -> httpx.AsyncClient:
     """The httpx client an A2AClient owns when none is injected."""
-    if isinstance(verify, str):
-        verify = ssl.create_default_context(cafile=verify)
+    if isinstance(verify, str) or client_cert is not None:
+        verify = _ssl_context(verify, client_cert)
     return httpx.AsyncClient(
         verify=verify,
         timeout=httpx.Timeout(timeout, connect=connect_timeout),
@@ -68,6 +73,25 @@ def make_client(
 
 #: Everything httpx raises at run time (InvalidURL and StreamError are not HTTPErrors).
 HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
+
+
+def _ssl_context(verify: VerifyTypes, client_cert: MutualTLS | None) -> ssl.SSLContext:
+    if isinstance(verify, ssl.SSLContext):
+        context = verify
+    elif isinstance(verify, str):
+        context = ssl.create_default_context(cafile=verify)
+    else:
+        context = ssl.create_default_context()
+        if not verify:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+    if client_cert is not None:
+        context.load_cert_chain(client_cert.cert, client_cert.key, client_cert.password)
+    return context
+
+
+_REDIRECTS = (301, 302, 303, 307, 308)
+MAX_REDIRECTS = 5
 
 
 def _mapped(exc: Exception, url: str) -> A2AClientError:
@@ -92,6 +116,16 @@ def _mapped(exc: Exception, url: str) -> A2AClientError:
     return A2AProtocolError(f"HTTP error with {url}: {exc}")
 
 
+def _refused(url: str, hop: int) -> A2AClientError:
+    why = (
+        f"credentials are bound to the agent's own origin; {url} is another one "
+        "(trusted_origins= allows it, or cross_origin='strip' sends without credentials)"
+    )
+    if hop == 0:
+        return A2ADiscoveryError(f"refusing to call {url}: {why}")
+    return A2AHTTPError(307, f"refusing a redirect to {url}: {why}")
+
+
 class HttpTransport:
     """Sends requests through one httpx.AsyncClient and reads bounded responses."""
 
@@ -106,6 +140,7 @@ class HttpTransport:
         max_connections: int = 100,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        client_cert: MutualTLS | None = None,
     ) -> None:
         self.owns_client = owns_client if owns_client is not None else client is None
         if client is None:
@@ -114,6 +149,7 @@ class HttpTransport:
                 timeout=timeout,
                 connect_timeout=connect_timeout,
                 max_connections=max_connections,
+                client_cert=client_cert,
             )
         self.client = client
         self.timeout = timeout
@@ -128,14 +164,19 @@ class HttpTransport:
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
         deadline: float | None = None,
+        credentials: Credentials | None = None,
+        max_bytes: int | None = None,
     ) -> RawResponse:
-        """Send a request and read the whole response, within ``deadline`` seconds if given."""
+        """Send a request and read the whole response, within ``deadline`` seconds if given.
+
+        ``credentials`` are attached only where they may go (see ``exchange``).
+        """
         try:
-            request = self.client.build_request(method, url, content=content, headers=headers)
             with anyio.fail_after(deadline):
-                response = await self.client.send(request, stream=True)
+                response = await self.exchange(method, url, content, headers or {}, credentials)
+                url = str(response.url)
                 try:
-                    body = await self._read(response, url)
+                    body = await self._read(response, url, max_bytes)
                 finally:
                     await response.aclose()
         except TimeoutError:
@@ -146,8 +187,79 @@ class HttpTransport:
             raise _mapped(exc, url) from exc
         return RawResponse(response.status_code, response.headers, body, url)
 
-    async def _read(self, response: httpx.Response, url: str) -> bytes:
-        limit = self.max_response_bytes
+    async def exchange(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+        credentials: Credentials | None,
+        timeout: httpx.Timeout | None = None,
+    ) -> httpx.Response:
+        """Send a request and return the response with its body unread.
+
+        Credentials go only to their origins: for another origin the request goes without
+        them, or is refused (the credentials' policy). Redirects (at most five) are followed
+        here, hop by hop under the same rule. After a 401, a scheme that can renew its
+        credentials does, and the request is sent once more.
+        """
+        renewed = False
+        for hop in range(MAX_REDIRECTS + 1):
+            sent_headers = dict(headers)
+            target = url
+            if credentials is not None and credentials.present:
+                if credentials.allows(url):
+                    sent_headers.update(credentials.headers)
+                    if credentials.auth is not None:
+                        target = await credentials.auth.apply(url, sent_headers, self._post_form)
+                elif credentials.policy == "refuse":
+                    raise _refused(url, hop)
+            request = self.client.build_request(
+                method,
+                target,
+                content=content,
+                headers=sent_headers,
+                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            )
+            response = await self.client.send(request, stream=True, follow_redirects=False)
+            location = response.headers.get("location")
+            if response.status_code in _REDIRECTS and location:
+                await response.aclose()
+                url = urljoin(url, location)
+                if response.status_code == 303 or (
+                    response.status_code in (301, 302) and method == "POST"
+                ):
+                    method, content = "GET", None
+                continue
+            if (
+                response.status_code == 401
+                and not renewed
+                and credentials is not None
+                and credentials.auth is not None
+                and credentials.allows(url)
+                and await credentials.auth.refresh()
+            ):
+                renewed = True
+                await response.aclose()
+                continue
+            return response
+        raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}")
+
+    async def _post_form(self, url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
+        """A form POST with no client credentials (OAuth token requests)."""
+        resp = await self.request(
+            "POST",
+            url,
+            content=urlencode(form).encode(),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+            deadline=self.timeout,
+        )
+        return resp.status, resp.content
+
+    async def _read(
+        self, response: httpx.Response, url: str, max_bytes: int | None = None
+    ) -> bytes:
+        limit = self.max_response_bytes if max_bytes is None else max_bytes
         declared = response.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise A2AProtocolError(f"response from {url} is {declared} bytes, over {limit}")
@@ -164,10 +276,16 @@ class HttpTransport:
         return b"".join(chunks)
 
     def open_sse(
-        self, method: str, url: str, *, content: bytes | None, headers: Mapping[str, str]
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes | None,
+        headers: Mapping[str, str],
+        credentials: Credentials | None = None,
     ) -> SSEConnection:
         """A server-sent-events connection, opened by entering it."""
-        return SSEConnection(self, method, url, content, headers)
+        return SSEConnection(self, method, url, content, headers, credentials)
 
     async def aclose(self) -> None:
         """Close the httpx client if this transport created it."""
@@ -197,9 +315,11 @@ class SSEConnection:
         url: str,
         content: bytes | None,
         headers: Mapping[str, str],
+        credentials: Credentials | None = None,
     ) -> None:
         self._transport = transport
         self._method = method
+        self._credentials = credentials
         self.url = url
         self._content = content
         self._headers = {**headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
@@ -210,18 +330,12 @@ class SSEConnection:
         self.on_activity: Callable[[], None] | None = None
 
     async def __aenter__(self) -> SSEConnection:
-        client = self._transport.client
         # The stream itself has no read timeout: the idle gap between events is guarded above.
         timeout = httpx.Timeout(self._transport.timeout, read=None)
         try:
-            request = client.build_request(
-                self._method,
-                self.url,
-                content=self._content,
-                headers=self._headers,
-                timeout=timeout,
+            response = await self._transport.exchange(
+                self._method, self.url, self._content, self._headers, self._credentials, timeout
             )
-            response = await client.send(request, stream=True)
         except HTTPX_ERRORS as exc:
             raise _mapped(exc, self.url) from exc
         self._response = response

@@ -265,8 +265,6 @@ def test_exit_2_on_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["send", "hi"]) == 2
     assert "which agent?" in capsys.readouterr().err
     assert main(["-a", "http://127.0.0.1:9", "--header", "no colon", "card"]) == 2
-    assert main(["demo"]) == 1
-    assert "not available yet" in capsys.readouterr().err
 
 
 def test_exit_1_when_the_agent_reports_an_error(strict_server: str) -> None:

@@ -95,10 +95,10 @@ async def test_client_is_configured_from_the_entry(
         assert client.url == "https://security.example.com"
         assert client.timeout == 30.0
         assert client.retry.attempts == 4
-        assert client._secret_headers["Authorization"] == "Bearer sec-token"
+        assert client._credentials.headers["Authorization"] == "Bearer sec-token"
     async with reg.client("local", timeout=5.0) as client:  # overrides win
         assert client.timeout == 5.0
-        assert client._secret_headers["X-Api-Key"] == "local-key"
+        assert client._credentials.headers["X-Api-Key"] == "local-key"
 
 
 def test_tags_form_groups_and_explicit_groups_come_first(tmp_path: Path) -> None:
@@ -381,8 +381,10 @@ async def test_pool_gives_an_entry_with_other_tls_settings_its_own_connections()
         }
     )
     async with AgentPool(registry=reg, auth="Bearer pool") as pool:
-        plain, lab = pool.client("plain"), pool.client("lab")
+        plain = pool.client("plain")
+        with pytest.warns(UserWarning, match="not verified"):  # verify: false says so
+            lab = pool.client("lab")
         assert plain._http.client is pool.http_client
         assert lab._http.client is not pool.http_client and lab.timeout == 3.0
-        assert plain._secret_headers["Authorization"] == "Bearer pool"  # pool options apply
+        assert plain._credentials.headers["Authorization"] == "Bearer pool"  # pool options apply
         assert pool.client("https://plain.test") is not plain  # a URL is its own client

@@ -254,3 +254,27 @@ def _family_of(version: str | None) -> str | None:
     if version.startswith("1."):
         return "1.0"
     return version if version in ("0.3", "0.2", "legacy") else None
+
+
+def describe_security(card: AgentCard) -> list[str]:
+    """The card's security requirements in words, one string per alternative."""
+    out = []
+    for requirement in card.security_requirements or [{n: []} for n in card.security_schemes]:
+        words = []
+        for name, scopes in requirement.items():
+            scheme = card.security_schemes.get(name)
+            if scheme is None:
+                words.append(name)
+                continue
+            kind = {
+                "http": f"HTTP {scheme.scheme or 'auth'}",
+                "apiKey": f"an API key in {scheme.location or 'header'} {scheme.name or ''}".strip(),
+                "oauth2": "OAuth 2.0",
+                "openIdConnect": "OpenID Connect",
+                "mutualTLS": "a client certificate (mutual TLS)",
+            }.get(scheme.type, scheme.type)
+            scope_text = f" with scopes {', '.join(scopes)}" if scopes else ""
+            words.append(f"{name} ({kind}{scope_text})")
+        if words:
+            out.append(" and ".join(words))
+    return out

@@ -7,6 +7,7 @@ configuration error, 3 unreachable, 4 authentication, 5 timeout.
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 
 
@@ -21,6 +22,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"a2a-anyio: the command line needs {exc.name}: pip install 'a2a-anyio[cli]'\n"
         )
         return 1
+    # --insecure prints its own note; the library's warning would say it a second time.
+    warnings.filterwarnings("ignore", "TLS certificates are not verified", UserWarning)
     return run(argv)
 
 

@@ -1,0 +1,250 @@
+"""Credentials: the auth schemes agents declare, and the origins credentials may go to.
+
+Everything here is applied per request by the I/O boundary, hop by hop, so a redirect or a card
+that points elsewhere never carries credentials to an origin the user did not give them to.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import anyio
+
+from a2a_anyio._errors import A2AAuthError, A2AProtocolError
+
+Origin = tuple[str, str, int | None]
+#: Posts a form to a URL (no credentials of the client attached); returns status and body.
+FormPoster = Callable[[str, Mapping[str, str]], Awaitable[tuple[int, bytes]]]
+
+
+def origin_of(url: str) -> Origin:
+    """(scheme, host, port) with the default port filled in."""
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+def _hidden(secret: str) -> str:
+    return "***" if secret else "''"
+
+
+class Auth(ABC):
+    """An auth scheme: sets what a request needs (a header, a query parameter, a cookie)."""
+
+    @abstractmethod
+    async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        """Add this scheme's credentials to ``headers``; return the URL to send (API keys in
+        the query change it)."""
+
+    async def refresh(self) -> bool:
+        """After a 401: renew the credentials if this scheme can; True means try once more."""
+        return False
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Bearer(Auth):
+    """``Authorization: Bearer <token>``."""
+
+    token: str
+
+    async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        headers["Authorization"] = f"Bearer {self.token}"
+        return url
+
+    def __repr__(self) -> str:
+        return f"Bearer(token={_hidden(self.token)})"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Basic(Auth):
+    """``Authorization: Basic base64(user:password)``."""
+
+    username: str
+    password: str
+
+    async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        pair = f"{self.username}:{self.password}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        return url
+
+    def __repr__(self) -> str:
+        return f"Basic(username={self.username!r}, password={_hidden(self.password)})"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ApiKey(Auth):
+    """An API key in a header (default ``X-API-Key``), a query parameter or a cookie."""
+
+    value: str
+    name: str = "X-API-Key"
+    location: str = "header"
+
+    def __post_init__(self) -> None:
+        if self.location not in ("header", "query", "cookie"):
+            raise ValueError(f"location must be header, query or cookie, not {self.location!r}")
+
+    async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        if self.location == "header":
+            headers[self.name] = self.value
+        elif self.location == "cookie":
+            cookie = f"{self.name}={self.value}"
+            headers["Cookie"] = f"{headers['Cookie']}; {cookie}" if "Cookie" in headers else cookie
+        else:
+            parts = urlsplit(url)
+            query = [*parse_qsl(parts.query, keep_blank_values=True), (self.name, self.value)]
+            return urlunsplit(parts._replace(query=urlencode(query)))
+        return url
+
+    def __repr__(self) -> str:
+        return f"ApiKey(name={self.name!r}, location={self.location!r}, value=***)"
+
+
+@dataclass(slots=True, repr=False)
+class OAuth2ClientCredentials(Auth):
+    """OAuth 2.0 client credentials: a token from ``token_url``, cached until it expires and
+    fetched again once after a 401."""
+
+    token_url: str
+    client_id: str
+    client_secret: str
+    scopes: tuple[str, ...] = ()
+    audience: str | None = None
+    _token: str | None = field(default=None, init=False)
+    _expires: float = field(default=0.0, init=False)
+    _lock: anyio.Lock | None = field(default=None, init=False)
+
+    async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:  # one token request for many concurrent calls
+            if self._token is None or anyio.current_time() >= self._expires:
+                await self._fetch(post_form)
+        headers["Authorization"] = f"Bearer {self._token}"
+        return url
+
+    async def _fetch(self, post_form: FormPoster) -> None:
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": self.client_id,
+            "client_secret": self.client_secret,
+        }
+        if self.scopes:
+            form["scope"] = " ".join(self.scopes)
+        if self.audience:
+            form["audience"] = self.audience
+        status, body = await post_form(self.token_url, form)
+        if status != 200:
+            raise A2AAuthError(status, f"the token endpoint {self.token_url} refused the client")
+        try:
+            value = json.loads(body)
+            token = value["access_token"]
+            lifetime = float(value.get("expires_in", 3600))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise A2AProtocolError(f"bad token response from {self.token_url}") from exc
+        if not isinstance(token, str) or not token:
+            raise A2AProtocolError(f"bad token response from {self.token_url}")
+        self._token = token
+        # Renew a little early rather than send a token that expires on the way.
+        self._expires = anyio.current_time() + max(0.0, lifetime - 30.0)
+
+    async def refresh(self) -> bool:
+        self._token = None
+        return True
+
+    def __repr__(self) -> str:
+        return (
+            f"OAuth2ClientCredentials(token_url={self.token_url!r}, "
+            f"client_id={self.client_id!r}, client_secret=***)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MutualTLS:
+    """A client certificate for the TLS handshake (not a header: it configures the client)."""
+
+    cert: str
+    key: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+
+class CallableAuth(Auth):
+    """A function (sync or async) that returns the whole ``Authorization`` value; it is
+    called for every request, and once more after a 401."""
+
+    def __init__(self, provider: Callable[[], str | Awaitable[str]]) -> None:
+        self._provider = provider
+
+    async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        value = self._provider()
+        if inspect.isawaitable(value):
+            value = await value
+        headers["Authorization"] = str(value)
+        return url
+
+    async def refresh(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"CallableAuth({getattr(self._provider, '__name__', 'provider')})"
+
+
+AuthInput = str | Auth | MutualTLS | Callable[[], str | Awaitable[str]] | None
+
+
+@dataclass(slots=True, repr=False)
+class Credentials:
+    """What a client may attach to a request, and the origins it may attach it for.
+
+    ``policy`` says what happens to a request for another origin: ``"strip"`` sends it
+    without credentials, ``"refuse"`` raises instead.
+    """
+
+    headers: dict[str, str]
+    auth: Auth | None
+    origins: frozenset[Origin]
+    policy: str = "strip"
+
+    @property
+    def present(self) -> bool:
+        return bool(self.headers) or self.auth is not None
+
+    def allows(self, url: str) -> bool:
+        return origin_of(url) in self.origins
+
+    def __repr__(self) -> str:
+        names = sorted(self.headers)
+        return f"<Credentials headers={names} auth={self.auth!r} origins={sorted(self.origins)}>"
+
+
+def credentials(
+    auth: AuthInput,
+    headers: Mapping[str, str] | None,
+    cookies: Mapping[str, str] | None,
+    origins: Iterable[str],
+    policy: str,
+) -> Credentials:
+    """The credentials of a client: ``auth`` (a value, a scheme or a function), ``headers``
+    and ``cookies`` (all treated as secret), bound to the origins of ``origins``."""
+    if policy not in ("strip", "refuse"):
+        raise ValueError(f"cross-origin policy must be 'strip' or 'refuse', not {policy!r}")
+    static = dict(headers or {})
+    if cookies:
+        static["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    scheme: Auth | None = None
+    if isinstance(auth, str):
+        static["Authorization"] = auth
+    elif isinstance(auth, Auth):
+        scheme = auth
+    elif isinstance(auth, MutualTLS) or auth is None:
+        pass  # a certificate configures the connection, not the request
+    elif callable(auth):
+        scheme = CallableAuth(auth)
+    else:
+        raise ValueError(f"auth must be a str, an auth scheme or a function, not {auth!r}")
+    return Credentials(static, scheme, frozenset(origin_of(u) for u in origins), policy)
