@@ -158,3 +158,21 @@ def test_legacy_dialect_round_trip() -> None:
     msg = d.decode_message(d.encode_message(Message.user("hi")))
     assert msg.parts == [TextPart("hi")]
     assert "list" not in d.methods
+
+
+def test_legacy_push_config_shapes() -> None:
+    d = LegacyDialect()
+    config = d.decode_push_config(
+        {"id": "t-1", "pushNotificationConfig": {"url": "https://hook.example", "token": "k"}}
+    )
+    assert (config.task_id, config.url, config.token, config.id) == (
+        "t-1",
+        "https://hook.example",
+        "k",
+        None,
+    )
+    params = d.push_create_params(config)
+    assert params == {
+        "id": "t-1",
+        "pushNotificationConfig": {"url": "https://hook.example", "token": "k"},
+    }

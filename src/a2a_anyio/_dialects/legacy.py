@@ -9,7 +9,9 @@ from typing import Any
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects.base import Dialect, SendConfig
 from a2a_anyio._dialects.v03 import decode_part as decode_typed_part
+from a2a_anyio._dialects.v03 import decode_push_config as decode_v03_push_config
 from a2a_anyio._dialects.v03 import encode_part as encode_kind_part
+from a2a_anyio._dialects.v03 import encode_push_config
 from a2a_anyio._model import (
     Artifact,
     JSONDict,
@@ -127,21 +129,10 @@ def decode_event(value: Any) -> StreamEvent:
 
 
 def decode_push_config(value: Any) -> PushNotificationConfig:
-    d = v.obj(value, "push notification config")
-    inner = v.obj(d.get("pushNotificationConfig"), "pushNotificationConfig")
-    auth = v.optional_dict(inner, "authentication") or {}
-    schemes = v.str_list(auth, "schemes") or []
-    url = v.text(inner, "url")
-    if not url:
-        v.bad("push notification config has no url")
-    return PushNotificationConfig(
-        url=url,
-        task_id=v.text(d, "id"),
-        token=v.text(inner, "token"),
-        auth_scheme=schemes[0] if schemes else None,
-        auth_credentials=v.text(auth, "credentials"),
-        raw=d,
-    )
+    """``{id (the task), pushNotificationConfig}``: the v0.2 shape with the task's id as ``id``."""
+    config = decode_v03_push_config(value)
+    config.task_id = v.text(v.obj(value, "push notification config"), "id")
+    return config
 
 
 class LegacyDialect(Dialect):
@@ -177,7 +168,7 @@ class LegacyDialect(Dialect):
         if config.history_length is not None:
             params["historyLength"] = config.history_length
         if config.push_config is not None:
-            params["pushNotification"] = _push_body(config.push_config)
+            params["pushNotification"] = encode_push_config(config.push_config)
         if config.metadata:
             params["metadata"] = config.metadata
         return params
@@ -194,7 +185,7 @@ class LegacyDialect(Dialect):
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         if not config.task_id:
             raise ValueError("a push notification config needs a task_id")
-        return {"id": config.task_id, "pushNotificationConfig": _push_body(config)}
+        return {"id": config.task_id, "pushNotificationConfig": encode_push_config(config)}
 
     def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
         return {"id": task_id}
@@ -210,15 +201,3 @@ class LegacyDialect(Dialect):
 
     def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
         return [decode_push_config(value)]
-
-
-def _push_body(config: PushNotificationConfig) -> JSONDict:
-    out: JSONDict = {"url": config.url}
-    if config.token:
-        out["token"] = config.token
-    if config.auth_scheme:
-        auth: JSONDict = {"schemes": [config.auth_scheme]}
-        if config.auth_credentials:
-            auth["credentials"] = config.auth_credentials
-        out["authentication"] = auth
-    return out
