@@ -66,6 +66,7 @@ from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
 from a2a_anyio._pool import AgentPool
 from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
 from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delays
+from a2a_anyio._signing import CardVerifier, VerifiedCard, canonicalize, sign_card
 from a2a_anyio._stream import MessageStream
 from a2a_anyio._sync import SyncA2AClient, SyncAgentPool, SyncMessageStream
 
@@ -99,6 +100,7 @@ __all__ = [
     "Auth",
     "Basic",
     "Bearer",
+    "CardVerifier",
     "ContentTypeNotSupportedError",
     "DataPart",
     "ExtendedCardNotConfiguredError",
@@ -140,9 +142,11 @@ __all__ = [
     "TaskStatusUpdateEvent",
     "TextPart",
     "UnsupportedOperationError",
+    "VerifiedCard",
     "VersionNotSupportedError",
     "__version__",
     "cancel_task",
+    "canonicalize",
     "discover",
     "fan_out",
     "fan_out_stream",
@@ -150,4 +154,5 @@ __all__ = [
     "merge_streams",
     "no_retry_delays",
     "send_text",
+    "sign_card",
 ]

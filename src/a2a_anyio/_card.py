@@ -6,6 +6,7 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -17,6 +18,7 @@ from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
 from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
+from a2a_anyio._signing import CardVerifier
 
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 MAX_CARD_BYTES = 1024 * 1024
@@ -73,6 +75,7 @@ class AgentCardFetcher:
         timeout: float | None = None,
         retry: RetryPolicy = NO_RETRY,
         credentials: Credentials | None = None,
+        verifier: CardVerifier | None = None,
     ) -> None:
         self._http = http if isinstance(http, HttpTransport) else HttpTransport(http)
         self.base_url = base_url
@@ -81,6 +84,7 @@ class AgentCardFetcher:
         self._timeout = timeout
         self._retry = retry
         self._credentials = credentials
+        self._verifier = verifier
         self._cached: _Cached | None = None
         self._lock = anyio.Lock()
         self.requests = 0  # HTTP requests made, for observability
@@ -121,7 +125,10 @@ class AgentCardFetcher:
             if resp.status == 404 or (resp.status == 200 and not _looks_json(resp)):
                 failures.append(f"{url}: HTTP {resp.status} {resp.content_type or ''}".strip())
                 continue
-            card = _decode(resp)
+            value = _card_json(resp)
+            if self._verifier is not None and isinstance(value, dict):
+                await self._verifier.verify(value, self._fetch_keys)
+            card = parse_card(value)
             no_store = "no-store" in resp.headers.get("cache-control", "").lower()
             etag = None if no_store else resp.headers.get("etag")
             self._cached = _Cached(card, url, etag, self._expiry(resp))
@@ -151,6 +158,17 @@ class AgentCardFetcher:
             )
         return resp
 
+    async def _fetch_keys(self, url: str) -> Any:
+        """A JWKS document for the verifier: no agent credentials, card-sized at most."""
+        resp = await self._http.request(
+            "GET", url, deadline=self._timeout, max_bytes=MAX_CARD_BYTES
+        )
+        if resp.status != 200:
+            raise A2ADiscoveryError(
+                f"key set at {url}: HTTP {resp.status}", status_code=resp.status
+            )
+        return _card_json(resp)
+
     def _expiry(self, resp: RawResponse) -> float:
         max_age = _max_age(resp.headers.get("cache-control", ""))
         return anyio.current_time() + (self.ttl if max_age is None else max_age)
@@ -163,11 +181,10 @@ def _looks_json(resp: RawResponse) -> bool:
     return not ctype and resp.content.lstrip()[:1] == b"{"
 
 
-def _decode(resp: RawResponse) -> AgentCard:
+def _card_json(resp: RawResponse) -> Any:
     if len(resp.content) > MAX_CARD_BYTES:
         raise A2ADiscoveryError(f"agent card at {resp.url} is larger than {MAX_CARD_BYTES} bytes")
     try:
-        value = json.loads(resp.content)
+        return json.loads(resp.content)
     except (ValueError, RecursionError) as exc:
         raise A2ADiscoveryError(f"agent card at {resp.url} is not JSON: {exc}") from exc
-    return parse_card(value)

@@ -31,8 +31,10 @@ from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
     A2AHTTPError,
+    A2ARPCError,
     A2ATimeoutError,
     MethodNotFoundError,
+    TaskNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
@@ -57,6 +59,7 @@ from a2a_anyio._model import (
     TaskState,
 )
 from a2a_anyio._retry import IDEMPOTENT_OPS, RetryPolicy
+from a2a_anyio._signing import CardVerifier
 from a2a_anyio._stream import MessageStream, Opener, StreamWire, jsonrpc_wire
 
 MessageInput = str | Mapping[str, Any] | Message
@@ -161,6 +164,7 @@ class A2AClient:
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         trusted_origins: Sequence[str] = (),
         cross_origin: str = "strip",
+        card_verifier: CardVerifier | None = None,
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -209,6 +213,7 @@ class A2AClient:
             timeout=timeout,
             credentials=self._credentials,
             retry=self.retry,
+            verifier=card_verifier,
         )
         self._card: AgentCard | None = (
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
@@ -347,7 +352,16 @@ class A2AClient:
 
     async def get_extended_card(self) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent)."""
-        card = await self._op("extended_card", lambda d: None, lambda d, r: d.decode_card(r))
+        target = await self._resolve()
+        if target.dialect.version == "0.2" and target.rest is None:
+            # v0.2 has no method for it: a plain GET beside the agent's endpoint.
+            url = urljoin(self.url or target.url, "/agent/authenticatedExtendedCard")
+            resp = await self._http.request(
+                "GET", url, deadline=self.timeout, credentials=self._credentials
+            )
+            card = target.dialect.decode_card(decode_rest_http(resp.status, resp.content))
+        else:
+            card = await self._op("extended_card", lambda d: None, lambda d, r: d.decode_card(r))
         self._extended_card = card
         return card
 
@@ -461,6 +475,12 @@ class A2AClient:
 
         try:
             return await self.retry.run(attempt, operation=op, idempotent=idempotent)
+        except (A2ARPCError, A2AHTTPError) as exc:
+            if req.alternative is None or isinstance(exc, (A2AAuthError, TaskNotFoundError)):
+                self._annotate(exc, url, f"{req.method} {req.path}")
+                raise
+            body = json.dumps(req.alternative).encode()  # the other shape, once
+            return await self.retry.run(attempt, operation=op, idempotent=idempotent)
         except A2AClientError as exc:
             self._annotate(exc, url, f"{req.method} {req.path}")
             raise
@@ -475,8 +495,12 @@ class A2AClient:
             if exc.schemes:
                 exc.message = f"{exc.message} (the agent asks for: {'; or '.join(exc.schemes)})"
 
-    async def call(self, method: str, params: Any = None) -> Any:
-        """Call any JSON-RPC method (an extension's, for example) and return its raw result."""
+    async def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
+        """Call any JSON-RPC method (an extension's, for example) and return its raw result.
+
+        ``idempotent=True`` says the method may safely run twice, so the retry policy may
+        repeat it after a server error as it does for reads.
+        """
         self._check_open()
         target = await self._resolve()
         if target.rest is not None:  # any JSON-RPC interface the agent has will do
@@ -484,7 +508,9 @@ class A2AClient:
             if not rpc:
                 raise UnsupportedOperationError("call() needs a JSON-RPC interface")
             target = rpc[0]
-        return await self._post(target.url, target.dialect, method, params, None)
+        return await self._post(
+            target.url, target.dialect, method, params, None, idempotent=idempotent
+        )
 
     async def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
@@ -670,7 +696,12 @@ class A2AClient:
             content = json.dumps(req.body).encode() if req.body is not None else None
             headers = self._headers(url, dialect, rest=True)
             conn = self._http.open_sse(
-                req.method, url, content=content, headers=headers, credentials=self._credentials
+                req.method,
+                url,
+                content=content,
+                headers=headers,
+                credentials=self._credentials,
+                get_on_405=op == "subscribe",
             )
             return StreamWire(
                 conn,

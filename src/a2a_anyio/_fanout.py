@@ -15,7 +15,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from a2a_anyio._client import A2AClient, MessageInput
 from a2a_anyio._errors import A2ATimeoutError
-from a2a_anyio._model import Message, StreamEvent, Task
+from a2a_anyio._model import Message, StreamEvent, Task, TaskState
 from a2a_anyio._stream import MessageStream
 
 if TYPE_CHECKING:
@@ -178,8 +178,14 @@ class AgentResult:
 
     @property
     def ok(self) -> bool:
-        """True when the agent answered."""
+        """True when the agent answered with a Message or a task that did not fail, get
+        rejected or get canceled."""
+        if isinstance(self.value, Task):
+            return self.value.status.state not in _UNSUCCESSFUL
         return self.value is not None
+
+
+_UNSUCCESSFUL = frozenset({TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED})
 
 
 def _name(target: Target) -> str:
@@ -249,7 +255,7 @@ async def fan_out(
                 result.error = exc
             finally:
                 result.elapsed = anyio.current_time() - start
-            if result.value is not None:
+            if result.ok:
                 answered += 1
                 if first is not None and answered >= first:
                     group.cancel_scope.cancel()

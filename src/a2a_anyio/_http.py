@@ -283,9 +283,11 @@ class HttpTransport:
         content: bytes | None,
         headers: Mapping[str, str],
         credentials: Credentials | None = None,
+        get_on_405: bool = False,
     ) -> SSEConnection:
-        """A server-sent-events connection, opened by entering it."""
-        return SSEConnection(self, method, url, content, headers, credentials)
+        """A server-sent-events connection, opened by entering it; ``get_on_405`` sends it
+        again as a GET when the method is not allowed."""
+        return SSEConnection(self, method, url, content, headers, credentials, get_on_405)
 
     async def aclose(self) -> None:
         """Close the httpx client if this transport created it."""
@@ -316,8 +318,10 @@ class SSEConnection:
         content: bytes | None,
         headers: Mapping[str, str],
         credentials: Credentials | None = None,
+        get_on_405: bool = False,
     ) -> None:
         self._transport = transport
+        self._get_on_405 = get_on_405
         self._method = method
         self._credentials = credentials
         self.url = url
@@ -336,6 +340,12 @@ class SSEConnection:
             response = await self._transport.exchange(
                 self._method, self.url, self._content, self._headers, self._credentials, timeout
             )
+            if response.status_code == 405 and self._get_on_405:
+                # REST subscribe: POST says the spec, GET the proto; servers differ.
+                await response.aclose()
+                response = await self._transport.exchange(
+                    "GET", self.url, None, self._headers, self._credentials, timeout
+                )
         except HTTPX_ERRORS as exc:
             raise _mapped(exc, self.url) from exc
         self._response = response

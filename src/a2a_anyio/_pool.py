@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -89,7 +89,14 @@ class AgentPool:
         return A2AClient(**options)
 
     async def send(
-        self, url: str, *, text: str | None = None, data: Any = None, timeout: float | None = None
+        self,
+        url: str,
+        *,
+        text: str | None = None,
+        data: Any = None,
+        timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        context_id: str | None = None,
     ) -> dict[str, Any]:
         """Send a user message (a text and/or a data part, a fresh message id) and return the
         result as a dict: the data part of the completed task's artifacts, else
@@ -100,7 +107,8 @@ class AgentPool:
         status message; a completed task without artifacts raises ``A2AProtocolError``.
         """
         client = self.client(url)
-        result = await client.send_message(Message.user(text, data=data))
+        message = Message.user(text, data=data, context_id=context_id)
+        result = await client.send_message(message, metadata=metadata)
         if isinstance(result, Task) and not result.status.state.is_final:
             result = await client.wait(result.id, timeout=timeout)
         return _as_dict(result, url)

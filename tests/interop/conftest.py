@@ -78,3 +78,111 @@ def slow_server() -> Iterator[str]:
     proc, url = start_server("--mode", "strict", "--delay", "30")
     yield url
     stop_server(proc)
+
+
+# --------------------------------------------------------------------------------------------
+# Peers of the interop matrix (tests/interop/matrix.py): the a2a-sdk 0.3.x server in its own
+# virtual environment, the JS SDK server under Node, and our legacy / v0.2 servers.
+# --------------------------------------------------------------------------------------------
+
+from . import matrix  # noqa: E402
+
+
+def start_command(
+    cmd: list[str], what: str, cwd: Path | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """Start a server command that prints ``READY <url>``; return the process and the URL.
+
+    stderr goes to a temporary file (a chatty server can never block on a full pipe) and is
+    shown if the server does not start.
+    """
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert proc.stdout is not None
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            deadline = time.monotonic() + START_TIMEOUT
+            while time.monotonic() < deadline:
+                if not sel.select(timeout=deadline - time.monotonic()):
+                    break
+                line = proc.stdout.readline()
+                if line.startswith("READY "):
+                    return proc, line.split(" ", 1)[1].strip()
+                if not line and proc.poll() is not None:
+                    break
+        stop_server(proc)
+        errors.seek(0)
+        raise RuntimeError(f"{what} did not start: {errors.read()[-3000:]}")
+
+
+def _serve(cmd: list[str], what: str, cwd: Path | None = None) -> Iterator[str]:
+    proc, url = start_command(cmd, what, cwd)
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def sdk03_server() -> Iterator[str]:
+    """Base URL of an a2a-sdk 0.3.x server (its venv is built on first use, bounded)."""
+    try:
+        python = matrix.sdk03_python()
+    except matrix.ProvisionError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield from _serve([str(python), str(matrix.SDK03_SERVER), "--port", "0"], "sdk03 server")
+
+
+def _js(mode: str) -> Iterator[str]:
+    try:
+        cwd = matrix.js_modules()
+        node = matrix.node()
+    except matrix.ProvisionError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    cmd = [node, str(matrix.JS_SERVER), "--mode", mode, "--port", "0"]
+    yield from _serve(cmd, f"JS SDK server ({mode})", cwd)
+
+
+@pytest.fixture(scope="session")
+def js_server() -> Iterator[str]:
+    """Base URL of an @a2a-js/sdk server, strict v1.0 (``npm ci`` on first use, bounded)."""
+    yield from _js("strict")
+
+
+@pytest.fixture(scope="session")
+def js_compat_server() -> Iterator[str]:
+    """Base URL of an @a2a-js/sdk server with ``legacyCompat`` on (v1.0 + v0.3)."""
+    yield from _js("compat")
+
+
+def _legacy(dialect: str) -> Iterator[str]:
+    cmd = [sys.executable, str(matrix.LEGACY_SERVERS), "--dialect", dialect, "--port", "0"]
+    yield from _serve(cmd, f"legacy_servers.py --dialect {dialect}")
+
+
+@pytest.fixture(scope="session")
+def legacy_server() -> Iterator[str]:
+    """Base URL of our ``tasks/send`` (dialect L) agent."""
+    yield from _legacy("legacy")
+
+
+@pytest.fixture(scope="session")
+def legacy_cookie_server() -> Iterator[str]:
+    """Base URL of our ``tasks/send`` agent that answers 401 without a ``user=`` cookie."""
+    yield from _legacy("legacy-cookie")
+
+
+@pytest.fixture(scope="session")
+def v02_server() -> Iterator[str]:
+    """Base URL of our v0.2.5 (``message/send``, card at agent.json) agent."""
+    yield from _legacy("v02")

@@ -158,6 +158,10 @@ def _scheme(value: Any) -> SecurityScheme:
     d = v.obj(value, "security scheme")
     kind = v.text(d, "type")
     body = d
+    oneof = d.get("scheme")
+    if kind is None and isinstance(oneof, dict) and isinstance(oneof.get("value"), dict):
+        # A protobuf-ts oneof written out as is (the JS SDK): {"$case": wrapper, "value": {...}}
+        kind, body = _WRAPPERS.get(str(oneof.get("$case")), "unknown"), oneof["value"]
     if kind is None:
         for wrapper, name in _WRAPPERS.items():
             if isinstance(d.get(wrapper), dict):
@@ -177,7 +181,11 @@ def _scheme(value: Any) -> SecurityScheme:
 
 def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
     out: list[dict[str, list[str]]] = []
-    for item in v.items(card, "securityRequirements"):  # v1.0
+    # v1.0; some servers put the v1.0 shape under the v0.3 name, with empty lists left out.
+    v1_items = v.items(card, "securityRequirements") or [
+        item for item in v.items(card, "security") if isinstance(item, dict) and "schemes" in item
+    ]
+    for item in v1_items:
         schemes = v.optional_dict(v.obj(item, "security requirement"), "schemes") or {}
         out.append(
             {k: v.str_list(v.obj(s or {}, "scopes"), "list") or [] for k, s in schemes.items()}

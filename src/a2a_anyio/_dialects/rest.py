@@ -8,6 +8,7 @@ parts, nested file and data parts, ``TASK_STATE_*``), built by ``V03RestDialect`
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -26,7 +27,13 @@ from a2a_anyio._errors import (
     A2AProtocolError,
     A2ARPCError,
     A2AServerError,
+    ContentTypeNotSupportedError,
+    InvalidAgentResponseError,
+    InvalidParamsError,
+    TaskNotCancelableError,
     TaskNotFoundError,
+    UnsupportedOperationError,
+    rpc_error,
 )
 from a2a_anyio._model import (
     DataPart,
@@ -49,6 +56,8 @@ class RestRequest:
     path: str
     query: dict[str, str]
     body: JSONDict | None
+    #: Another body to try once if the server rejects the first (peers disagree on a shape).
+    alternative: JSONDict | None = None
 
 
 def _q(value: Any) -> str:
@@ -98,7 +107,7 @@ class RestMapping:
         configs = f"{base}/tasks/{task}/pushNotificationConfigs"
         config_id = _q(p.get("id") if self.version == "1.0" else p.get("pushNotificationConfigId"))
         if op == "push_create":
-            return RestRequest("POST", configs, {}, p.get("body", p))
+            return RestRequest("POST", configs, {}, p.get("body", p), p.get("alternative"))
         if op == "push_get":
             return RestRequest("GET", f"{configs}/{config_id}", {}, None)
         if op == "push_list":
@@ -140,9 +149,27 @@ def rest_error(status: int, content: bytes, retry_after: float | None = None) ->
         if cls is A2AServerError:
             return A2AServerError(msg, data=details, reason=reason)
         return cls(msg, data=details, reason=reason)
+    code = body.get("code")
+    if isinstance(code, int) and not isinstance(code, bool) and -32799 <= code <= -32000:
+        return rpc_error(code, message, body.get("data"), version="0.3")  # a JSON-RPC error
     if status in (401, 403):
         return A2AAuthError(status, text)
+    if message is not None and status in _V03_STATUSES:
+        # v0.3 REST servers answer {"message": ...} with a status that names the error;
+        # a bare 404 without a JSON message stays an HTTP error (often: a wrong path).
+        return _V03_STATUSES[status](message)
     return A2AHTTPError(status, text, retry_after=retry_after)
+
+
+# The a2a-sdk 0.3 REST statuses (a2a-protocol §5.5), for errors that carry no reason.
+_V03_STATUSES: dict[int, Callable[[str], A2AClientError]] = {
+    404: lambda m: TaskNotFoundError(None, m),
+    409: lambda m: TaskNotCancelableError(None, m),
+    415: ContentTypeNotSupportedError,
+    422: InvalidParamsError,
+    501: UnsupportedOperationError,
+    502: InvalidAgentResponseError,
+}
 
 
 def decode_rest_http(status: int, content: bytes, retry_after: float | None = None) -> Any:
@@ -252,12 +279,14 @@ class V03RestDialect(V03Dialect):
         inner = V03Dialect().push_create_params(config)["pushNotificationConfig"]
         config_id = config.id or config.task_id or ""
         name = f"tasks/{config.task_id}/pushNotificationConfigs/{config_id}"
+        # The a2a-sdk takes the whole create request; the JS SDK only the config itself.
         body = {
             "parent": f"tasks/{config.task_id}",
             "configId": config_id,
             "config": {"name": name, "pushNotificationConfig": inner},
         }
-        return {"taskId": config.task_id, "body": body}
+        alternative = {"name": name, "pushNotificationConfig": inner}
+        return {"taskId": config.task_id, "body": body, "alternative": alternative}
 
     def decode_push_config(self, value: Any) -> PushNotificationConfig:
         d = v.obj(value, "push notification config")

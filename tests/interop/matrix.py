@@ -1,0 +1,525 @@
+"""The interop matrix: every peer x binding x operation that ``test_matrix.py`` runs.
+
+As a module (imported by ``conftest.py`` and ``test_matrix.py``) it defines the peers, what
+each serves, how the peers that live outside the project's environment are provisioned (the
+a2a-sdk 0.3.x virtual environment, the JS SDK's ``node_modules``) and the results file the
+suite writes. As a script (standard library only)::
+
+    python tests/interop/matrix.py --prepare   # build .venv-interop/sdk03 and js/node_modules
+    python tests/interop/matrix.py --render    # .results.json -> docs/interop.md
+
+Each ``test_matrix.py`` run records the outcome of every cell it ran, per anyio backend, into
+``tests/interop/.results.json`` (merged into what earlier runs recorded); ``--render`` turns
+that file into the table of ``docs/interop.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+INTEROP_DIR = Path(__file__).resolve().parent
+REPO_ROOT = INTEROP_DIR.parent.parent
+SDK03_DIR = INTEROP_DIR / "sdk03"
+SDK03_SERVER = SDK03_DIR / "server.py"
+SDK03_REQUIREMENTS = SDK03_DIR / "requirements.txt"
+JS_DIR = INTEROP_DIR / "js"
+JS_SERVER = JS_DIR / "server.mjs"
+LEGACY_SERVERS = INTEROP_DIR / "legacy_servers.py"
+# The a2a-sdk 0.3.x server's own virtual environment (outside the project's, never committed).
+SDK03_VENV = REPO_ROOT / ".venv-interop" / "sdk03"
+LOCK_DIR = REPO_ROOT / ".venv-interop"
+RESULTS_PATH = INTEROP_DIR / ".results.json"
+DOC_PATH = REPO_ROOT / "docs" / "interop.md"
+
+# Longest that building one peer's environment may take (pip install / npm ci).
+PROVISION_TIMEOUT = 300.0
+
+OPERATIONS = ("send", "stream", "get", "list", "cancel", "subscribe", "push", "extended_card")
+OPERATION_TITLES = {
+    "send": "send",
+    "stream": "stream",
+    "get": "get",
+    "list": "list",
+    "cancel": "cancel",
+    "subscribe": "subscribe",
+    "push": "push config",
+    "extended_card": "extended card",
+}
+BINDINGS = ("jsonrpc", "rest")
+BINDING_TITLES = {"jsonrpc": "JSON-RPC", "rest": "HTTP+JSON"}
+BACKENDS = ("asyncio", "trio")
+
+ALL_PUSH = frozenset({"create", "get", "list", "delete"})
+
+
+@dataclass(frozen=True)
+class Peer:
+    """One server the client is pointed at, and what it serves per binding."""
+
+    id: str
+    title: str  # who built it
+    version: str  # the protocol version spoken on the wire in these cells
+    fixture: str  # the pytest fixture giving its base URL
+    protocol: str  # the A2AClient(protocol=...) the cells use ("auto" unless forced)
+    # binding -> the operations served there
+    serves: dict[str, frozenset[str]]
+    # binding -> the push-config operations served there (create / get / list / delete)
+    push: dict[str, frozenset[str]] = field(default_factory=dict)
+    cookies: dict[str, str] | None = None
+    message_replies: bool = True  # dialect L has none: a task carries the reply
+    push_config_ids: bool = True  # dialect L has one push config per task and no ids
+    provisioned: bool = False  # needs an environment built on first use (slow once)
+    note: str = ""
+
+    def cells(self) -> Iterator[Cell]:
+        for binding in BINDINGS:
+            for op in OPERATIONS:
+                if op in self.serves.get(binding, ()):
+                    yield Cell(self, binding, op)
+
+
+@dataclass(frozen=True)
+class Cell:
+    peer: Peer
+    binding: str
+    op: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.peer.id}/{self.binding}/{self.op}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.peer.id}-{self.binding}-{self.op}"
+
+
+EVERYTHING = frozenset(OPERATIONS)
+NO_LIST = EVERYTHING - {"list"}
+LEGACY_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe", "push"})
+
+PEERS: tuple[Peer, ...] = (
+    Peer(
+        id="sdk1-strict",
+        title="a2a-sdk 1.x (Python), strict",
+        version="1.0",
+        fixture="strict_server",
+        protocol="auto",
+        serves={"jsonrpc": EVERYTHING, "rest": EVERYTHING},
+        push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH},
+    ),
+    Peer(
+        id="sdk1-compat-v1",
+        title="a2a-sdk 1.x (Python), v0.3 compat on",
+        version="1.0",
+        fixture="compat_server",
+        protocol="auto",
+        serves={"jsonrpc": EVERYTHING, "rest": EVERYTHING},
+        push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH},
+    ),
+    Peer(
+        id="sdk1-compat-v03",
+        title="a2a-sdk 1.x (Python), v0.3 compat on",
+        version="0.3",
+        fixture="compat_server",
+        protocol="0.3",
+        serves={"jsonrpc": NO_LIST, "rest": NO_LIST},
+        # Its v0.3 REST adapter has no push-config DELETE route.
+        push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH - {"delete"}},
+        note='client told protocol="0.3"',
+    ),
+    Peer(
+        id="sdk03",
+        title="a2a-sdk 0.3.x (Python)",
+        version="0.3",
+        fixture="sdk03_server",
+        protocol="auto",
+        serves={"jsonrpc": NO_LIST, "rest": NO_LIST},
+        # The 0.3 SDK's REST adapter: push-config list raises "not implemented", no DELETE route.
+        push={"jsonrpc": ALL_PUSH, "rest": frozenset({"create", "get"})},
+        provisioned=True,
+    ),
+    Peer(
+        id="js-strict",
+        title="@a2a-js/sdk (Node), strict",
+        version="1.0",
+        fixture="js_server",
+        protocol="auto",
+        serves={"jsonrpc": EVERYTHING, "rest": EVERYTHING},
+        push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH},
+        provisioned=True,
+    ),
+    Peer(
+        id="js-compat-v1",
+        title="@a2a-js/sdk (Node), legacyCompat on",
+        version="1.0",
+        fixture="js_compat_server",
+        protocol="auto",
+        serves={"jsonrpc": EVERYTHING, "rest": EVERYTHING},
+        push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH},
+        provisioned=True,
+    ),
+    Peer(
+        id="js-compat-v03",
+        title="@a2a-js/sdk (Node), legacyCompat on",
+        version="0.3",
+        fixture="js_compat_server",
+        protocol="0.3",
+        serves={"jsonrpc": NO_LIST, "rest": NO_LIST},
+        push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH},
+        provisioned=True,
+        note='client told protocol="0.3"',
+    ),
+    Peer(
+        id="v02",
+        title="our v0.2.5 agent (legacy_servers.py)",
+        version="0.2",
+        fixture="v02_server",
+        protocol="auto",
+        serves={"jsonrpc": NO_LIST},
+        push={"jsonrpc": ALL_PUSH},
+        note="extended card by plain GET /agent/authenticatedExtendedCard",
+    ),
+    Peer(
+        id="legacy",
+        title="our tasks/send agent (legacy_servers.py)",
+        version="L (tasks/send)",
+        fixture="legacy_server",
+        protocol="auto",
+        serves={"jsonrpc": LEGACY_OPS},
+        push={"jsonrpc": frozenset({"create", "get"})},
+        message_replies=False,
+        push_config_ids=False,
+    ),
+    Peer(
+        id="legacy-cookie",
+        title="our tasks/send agent behind a user= cookie",
+        version="L (tasks/send)",
+        fixture="legacy_cookie_server",
+        protocol="auto",
+        serves={"jsonrpc": LEGACY_OPS},
+        push={"jsonrpc": frozenset({"create", "get"})},
+        cookies={"user": "alice"},
+        message_replies=False,
+        push_config_ids=False,
+        note="HTTP 401 without the cookie",
+    ),
+)
+
+PEERS_BY_ID = {peer.id: peer for peer in PEERS}
+
+
+def cells() -> list[Cell]:
+    """Every served cell, in table order."""
+    return [cell for peer in PEERS for cell in peer.cells()]
+
+
+# --------------------------------------------------------------------------------------------
+# Provisioning the peers that live outside the project's environment
+# --------------------------------------------------------------------------------------------
+
+
+class ProvisionError(RuntimeError):
+    """A peer's environment could not be built: the interop suite cannot run that peer."""
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive file lock (two pytest runs must not build the same environment at once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run(cmd: list[str], cwd: Path, what: str, timeout: float) -> None:
+    try:
+        done = subprocess.run(
+            cmd,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ProvisionError(f"{what}: `{' '.join(cmd)}` took more than {timeout:.0f} s") from exc
+    except OSError as exc:
+        raise ProvisionError(f"{what}: cannot run `{' '.join(cmd)}`: {exc}") from exc
+    if done.returncode != 0:
+        output = (done.stdout + done.stderr)[-3000:]
+        raise ProvisionError(f"{what}: `{' '.join(cmd)}` exited {done.returncode}:\n{output}")
+
+
+def _sdk03_stamp() -> str:
+    digest = hashlib.sha256(SDK03_REQUIREMENTS.read_bytes())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()
+
+
+def sdk03_python(timeout: float = PROVISION_TIMEOUT) -> Path:
+    """The Python of the a2a-sdk 0.3.x environment, built (bounded) unless already current.
+
+    The environment is ``.venv-interop/sdk03`` at the top of the repository, made from this
+    interpreter (with ``uv venv`` + ``uv pip`` when uv is on hand, else ``venv`` + pip) with the
+    exact pins of ``sdk03/requirements.txt``; a stamp file (hash of the pins + Python version)
+    decides whether an existing one is reused.
+    """
+    python = SDK03_VENV / "bin" / "python"
+    stamp_file = SDK03_VENV / ".a2a-anyio-stamp"
+    stamp = _sdk03_stamp()
+    with _locked(LOCK_DIR / "sdk03.lock"):
+        if python.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+            return python
+        deadline = time.monotonic() + timeout
+        shutil.rmtree(SDK03_VENV, ignore_errors=True)
+        what = f"building the a2a-sdk 0.3.x environment in {SDK03_VENV}"
+        uv = os.environ.get("UV") or shutil.which("uv")
+        if uv:  # fast, and needs no ensurepip in the base interpreter
+            create = [uv, "venv", "--quiet", "--python", sys.executable, str(SDK03_VENV)]
+            install = [uv, "pip", "install", "--quiet", "--python", str(python)]
+        else:
+            create = [sys.executable, "-m", "venv", str(SDK03_VENV)]
+            install = [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ]
+        _run(create, REPO_ROOT, what, timeout)
+        _run(
+            [*install, "-r", str(SDK03_REQUIREMENTS)],
+            REPO_ROOT,
+            what,
+            max(deadline - time.monotonic(), 1.0),
+        )
+        stamp_file.write_text(stamp)
+    return python
+
+
+def node() -> str:
+    """The ``node`` executable (the JS peers need Node.js >= 20 and npm)."""
+    found = shutil.which("node")
+    if found is None:
+        raise ProvisionError("the JS SDK peers need Node.js (>= 20) and npm on PATH")
+    return found
+
+
+def js_modules(timeout: float = PROVISION_TIMEOUT) -> Path:
+    """``tests/interop/js`` with its ``node_modules`` installed from the lock file (bounded)."""
+    node()
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ProvisionError("the JS SDK peers need npm on PATH")
+    marker = JS_DIR / "node_modules" / ".package-lock.json"
+    lock = JS_DIR / "package-lock.json"
+    with _locked(LOCK_DIR / "js.lock"):
+        if marker.exists() and marker.stat().st_mtime >= lock.stat().st_mtime:
+            return JS_DIR
+        _run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            JS_DIR,
+            f"installing the JS SDK into {JS_DIR / 'node_modules'}",
+            timeout,
+        )
+    return JS_DIR
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+
+def peer_versions() -> dict[str, str]:
+    """The versions of the SDKs behind the peers, as installed or pinned."""
+    versions: dict[str, str] = {}
+    with contextlib.suppress(Exception):
+        from importlib.metadata import version
+
+        versions["a2a-sdk (1.x)"] = version("a2a-sdk")
+    with contextlib.suppress(OSError):
+        for line in SDK03_REQUIREMENTS.read_text().splitlines():
+            if line.startswith("a2a-sdk=="):
+                versions["a2a-sdk (0.3.x)"] = line.split("==", 1)[1]
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        lock = json.loads((JS_DIR / "package-lock.json").read_text())
+        versions["@a2a-js/sdk"] = lock["packages"]["node_modules/@a2a-js/sdk"]["version"]
+    return versions
+
+
+class Results:
+    """Outcome of each cell per backend, merged across runs, kept in ``.results.json``."""
+
+    def __init__(self, path: Path = RESULTS_PATH) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {"cells": {}}
+        with contextlib.suppress(OSError, ValueError):
+            loaded = json.loads(path.read_text())
+            if isinstance(loaded, dict) and isinstance(loaded.get("cells"), dict):
+                self.data = loaded
+        self.changed = False
+
+    def record(self, cell: Cell, backend: str, outcome: str, detail: str = "") -> None:
+        entry = self.data["cells"].setdefault(cell.key, {})
+        entry[backend] = {"outcome": outcome, "detail": detail[:500]}
+        self.changed = True
+
+    def outcome(self, key: str) -> dict[str, dict[str, str]]:
+        found = self.data["cells"].get(key, {})
+        return found if isinstance(found, dict) else {}
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        self.data["updated"] = datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%d %H:%M UTC"
+        )
+        self.data["versions"] = peer_versions()
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, self.path)
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering docs/interop.md
+# --------------------------------------------------------------------------------------------
+
+PASS, FAIL, NOT_SERVED, NOT_RUN = "✅", "❌", "—", "?"
+
+
+def _symbol(results: Results, cell_key: str) -> tuple[str, list[tuple[str, str]]]:
+    runs = results.outcome(cell_key)
+    failures = [
+        (backend, str(run.get("detail", "")))
+        for backend, run in sorted(runs.items())
+        if run.get("outcome") != "pass"
+    ]
+    if not runs:
+        return NOT_RUN, []
+    if failures:
+        return FAIL, failures
+    return PASS, []
+
+
+def render(results: Results) -> str:
+    lines = [
+        "# Interoperability matrix",
+        "",
+        "<!-- Generated by `python tests/interop/matrix.py --render` from the results that",
+        "     `tests/interop/test_matrix.py` records; do not edit by hand. -->",
+        "",
+        "`tests/interop/test_matrix.py` points the same `A2AClient` calls at real A2A servers",
+        "started on 127.0.0.1 (official SDK servers, and small servers of our own for the",
+        "dialects no maintained SDK serves), one binding at a time",
+        "(`A2AClient(url, bindings=(binding,))`), on both anyio backends (asyncio and trio).",
+        "The client is never told the version except in the rows marked so.",
+        "",
+        f"{PASS} passes on asyncio and trio · {FAIL} fails (see below) · {NOT_SERVED} not served by"
+        f" that peer · {NOT_RUN} not run yet",
+        "",
+    ]
+    versions = results.data.get("versions") or {}
+    if versions:
+        lines.append(
+            "Peers: " + ", ".join(f"{name} {ver}" for name, ver in sorted(versions.items())) + "."
+        )
+    lines += [
+        "",
+        "| Peer | Version | Binding | "
+        + " | ".join(OPERATION_TITLES[op] for op in OPERATIONS)
+        + " |",
+        "| --- | --- | --- | " + " | ".join(":---:" for _ in OPERATIONS) + " |",
+    ]
+    failures: list[tuple[str, str, str]] = []
+    for peer in PEERS:
+        for binding in BINDINGS:
+            served = peer.serves.get(binding)
+            if served is None:
+                continue
+            row = []
+            for op in OPERATIONS:
+                if op not in served:
+                    row.append(NOT_SERVED)
+                    continue
+                cell = Cell(peer, binding, op)
+                symbol, failed = _symbol(results, cell.key)
+                row.append(symbol)
+                failures += [(cell.key, backend, detail) for backend, detail in failed]
+            title = peer.title + (f" ({peer.note})" if peer.note else "")
+            lines.append(
+                f"| {title} | {peer.version} | {BINDING_TITLES[binding]} | "
+                + " | ".join(row)
+                + " |"
+            )
+    lines += [
+        "",
+        "What each operation does: **send** a task with a data part (echo + data artifacts), a",
+        "message answered by a Message (dialect L: by a task), input-required then a follow-up",
+        "on the same task, a failing task; **stream** three artifact chunks folded into one;",
+        "**get** a task and a missing one (TaskNotFound); **list** the tasks of a context;",
+        "**cancel** a working task; **subscribe** to a working task and see it canceled;",
+        "**push config** create/get (and list/delete where served); **extended card** with its",
+        "extra skill.",
+        "",
+        "Not served: no pre-1.0 server lists tasks (and dialect L has no extended card). Push",
+        "config list/delete are not in dialect L; the 0.3.x SDK's HTTP+JSON adapter serves push",
+        "config create/get only, the 1.x SDK's v0.3 HTTP+JSON routes have no delete.",
+        "",
+        "Peers: `sdk_server.py` (a2a-sdk 1.x), `sdk03/server.py` (a2a-sdk 0.3.x, own venv),",
+        "`js/server.mjs` (@a2a-js/sdk under Node) and `legacy_servers.py` (ours), all in",
+        "`tests/interop/`.",
+    ]
+    if failures:
+        lines += ["", "## Failures", "", "| Cell | Backend | Error |", "| --- | --- | --- |"]
+        for key, backend, detail in failures:
+            text = " ".join(detail.split()).replace("|", "\\|")
+            if len(text) > 200:
+                text = text[:199] + "…"
+            lines.append(f"| `{key}` | {backend} | {text} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--render", action="store_true", help="write docs/interop.md")
+    parser.add_argument(
+        "--prepare", action="store_true", help="build the sdk03 venv and the JS node_modules"
+    )
+    parser.add_argument("--results", type=Path, default=RESULTS_PATH)
+    parser.add_argument("--output", type=Path, default=DOC_PATH)
+    args = parser.parse_args(argv)
+    if not (args.render or args.prepare):
+        parser.error("say --prepare and/or --render")
+    if args.prepare:
+        print(f"a2a-sdk 0.3.x environment: {sdk03_python()}")
+        print(f"JS SDK: {js_modules() / 'node_modules'}")
+    if args.render:
+        if not args.results.exists():
+            parser.error(f"{args.results} does not exist: run pytest tests/interop/test_matrix.py")
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(render(Results(args.results)))
+        print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
