@@ -25,7 +25,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from a2a_anyio import (
-    NO_RETRY,
     A2AClient,
     A2AClientError,
     A2AConnectionError,
@@ -82,10 +81,8 @@ class CstpClient:
     """
 
     def __init__(self, endpoint: str, *, retry: RetryPolicy | None = None) -> None:
-        self.retry = retry or RetryPolicy(attempts=3, backoff=0.2)
-        # call() would retry only requests that never reached the service: the policy is
-        # applied here instead, per method, so the client itself must not retry too.
-        self._client = A2AClient(endpoint=endpoint, retry=NO_RETRY, timeout=10)
+        policy = retry or RetryPolicy(attempts=3, backoff=0.2)
+        self._client = A2AClient(endpoint=endpoint, retry=policy, timeout=10)
 
     async def __aenter__(self) -> CstpClient:
         return self
@@ -120,9 +117,8 @@ class CstpClient:
 
     async def _call(self, method: str, params: dict[str, Any], idempotent: bool) -> Any:
         try:
-            return await self.retry.run(
-                lambda: self._client.call(method, params), operation=method, idempotent=idempotent
-            )
+            # idempotent=True lets the client's policy repeat a read after a 503 too.
+            return await self._client.call(method, params, idempotent=idempotent)
         except A2ARPCError as exc:
             raise CstpRequestError(exc.code, exc.message, exc.data) from exc
         except (A2AConnectionError, A2AHTTPError) as exc:
