@@ -56,7 +56,7 @@ def make_client(
     verify: VerifyTypes = True,
     timeout: float | None = DEFAULT_TIMEOUT,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-    max_connections: int = 100,
+    max_connections: int | None = None,
     client_cert: MutualTLS | None = None,
 ) -> httpx.AsyncClient:
     """The httpx client an A2AClient owns when none is injected."""
@@ -65,7 +65,9 @@ def make_client(
     return httpx.AsyncClient(
         verify=verify,
         timeout=httpx.Timeout(timeout, connect=connect_timeout),
-        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=20),
+        # No cap by default: each open stream holds a connection, and a capped pool would
+        # queue the streams past the cap behind the ones running (a fan-out stalls).
+        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=100),
         headers={"User-Agent": _USER_AGENT},
         follow_redirects=False,
     )
@@ -137,7 +139,7 @@ class HttpTransport:
         verify: VerifyTypes = True,
         timeout: float | None = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        max_connections: int = 100,
+        max_connections: int | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         client_cert: MutualTLS | None = None,

@@ -29,7 +29,7 @@ class AgentPool:
     def __init__(
         self,
         *,
-        max_connections: int = 100,
+        max_connections: int | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         verify: VerifyTypes = True,
         http_client: AsyncClient | None = None,
