@@ -32,8 +32,10 @@ class TaskReducer:
             self._set_task(task)
 
     def _set_task(self, task: Task) -> None:
-        # Copies, so that folding never mutates an object the caller was handed.
-        self.task = replace(task, artifacts=list(task.artifacts), history=list(task.history))
+        # Copies, so that folding never mutates an object the caller was handed; the reducer
+        # then owns every artifact and may extend one in place.
+        artifacts = [replace(a, parts=list(a.parts)) for a in task.artifacts]
+        self.task = replace(task, artifacts=artifacts, history=list(task.history))
         self._index = {a.artifact_id: i for i, a in enumerate(self.task.artifacts)}
 
     def apply(self, event: StreamEvent) -> Task | None:
@@ -79,8 +81,10 @@ class TaskReducer:
             self._index[new.artifact_id] = len(task.artifacts)
             task.artifacts.append(replace(new, parts=list(new.parts)))
         elif event.append:
+            # In place: copying the grown parts on every chunk would make a stream quadratic.
             old = task.artifacts[pos]
-            task.artifacts[pos] = replace(old, parts=[*old.parts, *new.parts], raw=None)
+            old.parts.extend(new.parts)
+            old.raw = None
         else:
             task.artifacts[pos] = replace(new, parts=list(new.parts))
 
