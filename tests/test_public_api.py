@@ -13,6 +13,8 @@ SRC = Path(a2a_anyio.__file__).parent
 
 def test_all_is_sorted_and_complete() -> None:
     assert a2a_anyio.__all__ == sorted(a2a_anyio.__all__)
+    for name in a2a_anyio.__all__:  # first: lazily loaded names appear once used
+        assert hasattr(a2a_anyio, name), name
     public = {
         name
         for name, obj in vars(a2a_anyio).items()

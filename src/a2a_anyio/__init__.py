@@ -1,5 +1,9 @@
 """a2a-anyio: an A2A (Agent2Agent) protocol client for asyncio and trio."""
 
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 from a2a_anyio._auth import ApiKey, Auth, Basic, Bearer, MutualTLS, OAuth2ClientCredentials
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient
@@ -29,15 +33,6 @@ from a2a_anyio._errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
-from a2a_anyio._fanout import (
-    AgentResult,
-    FanOutStream,
-    MergedStreams,
-    StreamItem,
-    fan_out,
-    fan_out_stream,
-    merge_streams,
-)
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -63,14 +58,58 @@ from a2a_anyio._model import (
     TextPart,
 )
 from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
-from a2a_anyio._pool import AgentPool
-from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
 from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delays
 from a2a_anyio._signing import CardVerifier, VerifiedCard, canonicalize, sign_card
 from a2a_anyio._stream import MessageStream
-from a2a_anyio._sync import SyncA2AClient, SyncAgentPool, SyncMessageStream
+
+if _TYPE_CHECKING:
+    from a2a_anyio._fanout import (
+        AgentResult,
+        FanOutStream,
+        MergedStreams,
+        StreamItem,
+        fan_out,
+        fan_out_stream,
+        merge_streams,
+    )
+    from a2a_anyio._pool import AgentPool
+    from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
+    from a2a_anyio._sync import SyncA2AClient, SyncAgentPool, SyncMessageStream
 
 __version__ = "0.1.0"
+
+# Loaded on first use: fan-out, pools, the registry and the sync facade pull in more of
+# anyio (memory streams, threads) than a single client needs.
+_LAZY = {
+    "AgentResult": "a2a_anyio._fanout",
+    "FanOutStream": "a2a_anyio._fanout",
+    "MergedStreams": "a2a_anyio._fanout",
+    "StreamItem": "a2a_anyio._fanout",
+    "fan_out": "a2a_anyio._fanout",
+    "fan_out_stream": "a2a_anyio._fanout",
+    "merge_streams": "a2a_anyio._fanout",
+    "AgentPool": "a2a_anyio._pool",
+    "AgentEntry": "a2a_anyio._registry",
+    "AgentRegistry": "a2a_anyio._registry",
+    "AgentRegistryError": "a2a_anyio._registry",
+    "SyncA2AClient": "a2a_anyio._sync",
+    "SyncAgentPool": "a2a_anyio._sync",
+    "SyncMessageStream": "a2a_anyio._sync",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'a2a_anyio' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "A2AAuthError",

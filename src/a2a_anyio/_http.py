@@ -5,6 +5,7 @@ Every httpx exception becomes an ``A2AClientError`` here, once, with the cause c
 
 from __future__ import annotations
 
+import math
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -173,20 +174,22 @@ class HttpTransport:
 
         ``credentials`` are attached only where they may go (see ``exchange``).
         """
+        # A bare cancel scope: anyio.fail_after costs a generator context manager more.
+        limit = math.inf if deadline is None else anyio.current_time() + deadline
         try:
-            with anyio.fail_after(deadline):
+            with anyio.CancelScope(deadline=limit) as scope:
                 response = await self.exchange(method, url, content, headers or {}, credentials)
                 url = str(response.url)
                 try:
                     body = await self._read(response, url, max_bytes)
                 finally:
                     await response.aclose()
-        except TimeoutError:
-            raise A2ATimeoutError(
-                f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
-            ) from None
         except HTTPX_ERRORS as exc:
             raise _mapped(exc, url) from exc
+        if scope.cancelled_caught:
+            raise A2ATimeoutError(
+                f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
+            )
         return RawResponse(response.status_code, response.headers, body, url)
 
     async def exchange(
@@ -332,7 +335,9 @@ class SSEConnection:
         self._response: httpx.Response | None = None
         self._events: AsyncIterator[Any] | None = None
         self.error_response: RawResponse | None = None
-        #: Called whenever bytes arrive, keep-alive comments included: proof of life.
+        #: Chunks of the body received so far, keep-alive comments included: proof of life.
+        self.chunks = 0
+        #: Called when the reader, having received a chunk, goes back to wait for the next.
         self.on_activity: Callable[[], None] | None = None
 
     async def __aenter__(self) -> SSEConnection:
@@ -403,8 +408,9 @@ class SSEConnection:
 
 
 class _EventSizeGuard(httpx.AsyncByteStream):
-    """An event-stream body that refuses any event larger than ``limit`` bytes, and tells its
-    connection's ``on_activity`` about every chunk.
+    """An event-stream body that refuses any event larger than ``limit`` bytes, counts its
+    chunks on the connection and calls its ``on_activity`` when the reader, having taken a
+    chunk, waits for the next.
 
     It counts the bytes since the last blank line (the end of an event) as they arrive, so an
     oversized event is refused after at most ``limit`` bytes of it were read.
@@ -429,9 +435,11 @@ class _EventSizeGuard(httpx.AsyncByteStream):
                         f"an event from {self._conn.url} is larger than {self._limit} bytes"
                     )
                 tail = data[-3:]
+                self._conn.chunks += 1
+                yield chunk
+                # The reader wants more bytes after these: it waits again.
                 if self._conn.on_activity is not None:
                     self._conn.on_activity()
-                yield chunk
         finally:
             await _aclose(chunks)
 

@@ -105,7 +105,7 @@ class RetryPolicy:
 
     async def run(self, call: Callable[[], Awaitable[T]], *, operation: str, idempotent: bool) -> T:
         """Await ``call()`` until it succeeds or the policy gives up (then its last error)."""
-        start = anyio.current_time()
+        start = anyio.current_time() if self.deadline is not None else 0.0
         attempt = 1
         while True:
             try:

@@ -144,6 +144,7 @@ class MessageStream:
         self._replaying = False  # just re-attached: a snapshot and replays may come first
         self._cut: A2AClientError | None = None  # what broke the stream last
         self._idle_scope: anyio.CancelScope | None = None
+        self._scope_chunks = 0  # the connection's chunk count when the idle scope opened
         self._final_seen = False
 
     @property
@@ -354,6 +355,7 @@ class MessageStream:
         idle = self.idle_timeout if self.idle_timeout is not None else math.inf
         with anyio.CancelScope(deadline=min(anyio.current_time() + idle, self._deadline)) as scope:
             self._idle_scope = scope
+            self._scope_chunks = self._conn.chunks if self._conn is not None else 0
             try:
                 return await awaitable
             finally:
@@ -363,8 +365,18 @@ class MessageStream:
         raise A2ATimeoutError(f"stream {expired} timeout: nothing within {secs}s", timeout=expired)
 
     def _touch(self) -> None:
+        """The reader waits again after a chunk: the idle limit counts from now.
+
+        Moving a deadline costs a timer reschedule, so it is done only when a chunk came in
+        while this scope was already waiting (an event split over chunks, a keep-alive
+        comment); a scope opened after the last chunk already counts from its own start.
+        """
         scope = self._idle_scope
-        if scope is not None and self.idle_timeout is not None:
+        conn = self._conn
+        if scope is None or self.idle_timeout is None or conn is None:
+            return
+        if conn.chunks != self._scope_chunks:
+            self._scope_chunks = conn.chunks
             scope.deadline = min(anyio.current_time() + self.idle_timeout, self._deadline)
 
     async def _fail(self, exc: BaseException) -> None:

@@ -65,7 +65,10 @@ def field(d: JSONDict, camel: str, snake: str | None = None) -> Any:
 
 def text(d: JSONDict, camel: str, snake: str | None = None) -> str | None:
     """An optional string field; a non-string value is a protocol error."""
-    v = field(d, camel, snake)
+    # field() inlined: this runs for every id and name of every decoded object.
+    v = d.get(camel)
+    if v is None and snake is not None:
+        v = d.get(snake)
     if v is None or isinstance(v, str):
         return v
     bad(f"{camel} is not a string")
@@ -73,7 +76,9 @@ def text(d: JSONDict, camel: str, snake: str | None = None) -> str | None:
 
 def required_id(d: JSONDict, camel: str, snake: str | None, what: str) -> str:
     """A required identifier (ints are tolerated and turned into strings)."""
-    v = field(d, camel, snake)
+    v = d.get(camel)
+    if v is None and snake is not None:
+        v = d.get(snake)
     if isinstance(v, str) and v:
         return v
     if isinstance(v, int) and not isinstance(v, bool):
@@ -91,7 +96,9 @@ def optional_dict(d: JSONDict, name: str) -> JSONDict | None:
 
 def str_list(d: JSONDict, camel: str, snake: str | None = None) -> list[str] | None:
     """An optional list of strings."""
-    v = field(d, camel, snake)
+    v = d.get(camel)
+    if v is None and snake is not None:
+        v = d.get(snake)
     if v is None:
         return None
     if isinstance(v, list) and all(isinstance(x, str) for x in v):
@@ -145,7 +152,9 @@ def b64encode(data: bytes) -> str:
 
 def boolean(d: JSONDict, name: str, snake: str | None = None) -> bool:
     """An optional boolean field, False when absent."""
-    v = field(d, name, snake)
+    v = d.get(name)
+    if v is None and snake is not None:
+        v = d.get(snake)
     if v is None:
         return False
     if isinstance(v, bool):

@@ -31,8 +31,10 @@ def decode_part(value: Any) -> Part:
     d = v.obj(value, "part")
     media_type = v.text(d, "mediaType", "media_type")
     metadata = v.optional_dict(d, "metadata")
-    if d.get("text") is not None:
-        return TextPart(v.text(d, "text") or "", media_type, metadata, d)
+    if (text := d.get("text")) is not None:
+        if not isinstance(text, str):
+            v.bad("text is not a string")
+        return TextPart(text, media_type, metadata, d)
     if d.get("raw") is not None:
         return FilePart(v.b64decode(d["raw"]), None, media_type, v.text(d, "filename"), metadata, d)
     if d.get("url") is not None:
@@ -96,9 +98,10 @@ def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
 def decode_stream_response(value: Any) -> StreamEvent:
     """A ``StreamResponse``: exactly one of task, message, statusUpdate, artifactUpdate."""
     d = v.obj(value, "stream event")
-    if (x := d.get("statusUpdate", d.get("status_update"))) is not None:
+    # The snake_case spelling is looked up only when the camelCase one is absent.
+    if (x := d.get("statusUpdate")) is not None or (x := d.get("status_update")) is not None:
         return decode_status_update(v.obj(x, "statusUpdate"))
-    if (x := d.get("artifactUpdate", d.get("artifact_update"))) is not None:
+    if (x := d.get("artifactUpdate")) is not None or (x := d.get("artifact_update")) is not None:
         return decode_artifact_update(v.obj(x, "artifactUpdate"))
     if (x := d.get("task")) is not None:
         return decode_task(x)
