@@ -60,7 +60,13 @@ from a2a_anyio._model import (
 )
 from a2a_anyio._retry import IDEMPOTENT_OPS, RetryPolicy
 from a2a_anyio._signing import CardVerifier
-from a2a_anyio._stream import MessageStream, Opener, StreamWire, jsonrpc_wire
+from a2a_anyio._stream import (
+    DEFAULT_KEEP_EVENTS,
+    MessageStream,
+    Opener,
+    StreamWire,
+    jsonrpc_wire,
+)
 
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
@@ -136,7 +142,8 @@ class A2AClient:
     of its card. ``endpoint`` instead names a JSON-RPC URL directly and skips discovery.
     ``auth`` is the whole ``Authorization`` value; it, ``cookies`` and the ``headers`` are sent
     only to the origin of ``url`` / ``endpoint``. ``timeout`` is the deadline of a unary call;
-    ``idle_timeout`` the longest gap allowed between stream events.
+    ``idle_timeout`` the longest gap allowed between stream events; ``keep_events`` how many
+    of the latest events a stream keeps in ``stream.events`` (None: all).
     """
 
     def __init__(
@@ -165,6 +172,7 @@ class A2AClient:
         trusted_origins: Sequence[str] = (),
         cross_origin: str = "strip",
         card_verifier: CardVerifier | None = None,
+        keep_events: int | None = DEFAULT_KEEP_EVENTS,
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -181,6 +189,9 @@ class A2AClient:
         self.protocol = protocol
         self.timeout = timeout
         self.idle_timeout = idle_timeout
+        if keep_events is not None and keep_events < 0:
+            raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
+        self.keep_events = keep_events
         self.retry = retry if retry is not None else RetryPolicy()
         self.resume = resume
         for origin in trusted_origins:
@@ -412,7 +423,7 @@ class A2AClient:
                 req_id,
                 version=version,
                 task_id=task_id,
-                retry_after=resp.headers.get("retry-after"),
+                retry_after=None if resp.status < 300 else resp.headers.get("retry-after"),
             )
 
         try:
@@ -742,6 +753,7 @@ class A2AClient:
             idempotent=op in IDEMPOTENT_OPS,
             resubscribe=self._resubscriber if resume else None,
             poll=self._poll_final if resume else None,
+            keep_events=self.keep_events,
         )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:

@@ -1,12 +1,12 @@
-"""The I/O boundary: the only module that imports httpx and httpx-sse.
+"""The I/O boundary: the only client module that imports httpx.
 
 Every httpx exception becomes an ``A2AClientError`` here, once, with the cause chained.
 """
 
 from __future__ import annotations
 
-import math
 import ssl
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -15,7 +15,6 @@ from urllib.parse import urlencode, urljoin
 
 import anyio
 import httpx
-from httpx_sse import EventSource, SSEError
 
 from a2a_anyio._auth import Credentials, MutualTLS
 from a2a_anyio._errors import (
@@ -26,6 +25,7 @@ from a2a_anyio._errors import (
     A2AProtocolError,
     A2ATimeoutError,
 )
+from a2a_anyio._sse import SSEDecoder, SSEEvent
 
 AsyncClient = httpx.AsyncClient
 VerifyTypes = bool | str | ssl.SSLContext
@@ -174,22 +174,32 @@ class HttpTransport:
 
         ``credentials`` are attached only where they may go (see ``exchange``).
         """
+        if deadline is None:
+            return await self._request(method, url, content, headers or {}, credentials, max_bytes)
         # A bare cancel scope: anyio.fail_after costs a generator context manager more.
-        limit = math.inf if deadline is None else anyio.current_time() + deadline
+        with anyio.CancelScope(deadline=anyio.current_time() + deadline):
+            return await self._request(method, url, content, headers or {}, credentials, max_bytes)
+        raise A2ATimeoutError(
+            f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
+        )
+
+    async def _request(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+        credentials: Credentials | None,
+        max_bytes: int | None,
+    ) -> RawResponse:
         try:
-            with anyio.CancelScope(deadline=limit) as scope:
-                response = await self.exchange(method, url, content, headers or {}, credentials)
-                url = str(response.url)
-                try:
-                    body = await self._read(response, url, max_bytes)
-                finally:
-                    await response.aclose()
+            response, url = await self.exchange(method, url, content, headers, credentials)
+            try:
+                body = await self._read(response, url, max_bytes)
+            finally:
+                await response.aclose()
         except HTTPX_ERRORS as exc:
             raise _mapped(exc, url) from exc
-        if scope.cancelled_caught:
-            raise A2ATimeoutError(
-                f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
-            )
         return RawResponse(response.status_code, response.headers, body, url)
 
     async def exchange(
@@ -200,8 +210,8 @@ class HttpTransport:
         headers: Mapping[str, str],
         credentials: Credentials | None,
         timeout: httpx.Timeout | None = None,
-    ) -> httpx.Response:
-        """Send a request and return the response with its body unread.
+    ) -> tuple[httpx.Response, str]:
+        """Send a request; the response with its body unread, and the URL that gave it.
 
         Credentials go only to their origins: for another origin the request goes without
         them, or is refused (the credentials' policy). Redirects (at most five) are followed
@@ -227,8 +237,9 @@ class HttpTransport:
                 timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
             )
             response = await self.client.send(request, stream=True, follow_redirects=False)
-            location = response.headers.get("location")
-            if response.status_code in _REDIRECTS and location:
+            status = response.status_code
+            location = response.headers.get("location") if status in _REDIRECTS else None
+            if location:
                 await response.aclose()
                 url = urljoin(url, location)
                 if response.status_code == 303 or (
@@ -247,7 +258,7 @@ class HttpTransport:
                 renewed = True
                 await response.aclose()
                 continue
-            return response
+            return response, url
         raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}")
 
     async def _post_form(self, url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
@@ -300,14 +311,6 @@ class HttpTransport:
             await self.client.aclose()
 
 
-@dataclass(slots=True)
-class SSEEvent:
-    """One server-sent event: its ``event`` name and its ``data`` (data lines joined by \\n)."""
-
-    event: str
-    data: str
-
-
 class SSEConnection:
     """An open event stream; ``error_response`` is set instead when the server did not stream.
 
@@ -333,28 +336,40 @@ class SSEConnection:
         self._content = content
         self._headers = {**headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
         self._response: httpx.Response | None = None
-        self._events: AsyncIterator[Any] | None = None
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._decoder = SSEDecoder(transport.max_event_bytes, url)
+        self._ready: deque[SSEEvent] = deque()
         self.error_response: RawResponse | None = None
-        #: Chunks of the body received so far, keep-alive comments included: proof of life.
-        self.chunks = 0
         #: Called when the reader, having received a chunk, goes back to wait for the next.
         self.on_activity: Callable[[], None] | None = None
+        #: The longest wait allowed for the next bytes of the stream (set before entering).
+        self.idle_timeout: float | None = None
+        #: True when the transport itself bounds each read by ``idle_timeout``.
+        self.idle_by_transport = False
 
     async def __aenter__(self) -> SSEConnection:
-        # The stream itself has no read timeout: the idle gap between events is guarded above.
-        timeout = httpx.Timeout(self._transport.timeout, read=None)
+        client = self._transport.client
+        # httpx's network transport applies its read timeout to every socket read, so it
+        # bounds the idle gap (keep-alive bytes push it back) at no cost of ours; other
+        # transports (mocks, in-process ASGI) ignore it, and the reader guards them instead.
+        self.idle_by_transport = self.idle_timeout is not None and isinstance(
+            client._transport_for_url(httpx.URL(self.url)), httpx.AsyncHTTPTransport
+        )
+        read = self.idle_timeout if self.idle_by_transport else None
+        base = client.timeout
+        timeout = httpx.Timeout(connect=base.connect, read=read, write=base.write, pool=base.pool)
         try:
-            response = await self._transport.exchange(
+            response, _ = await self._transport.exchange(
                 self._method, self.url, self._content, self._headers, self._credentials, timeout
             )
             if response.status_code == 405 and self._get_on_405:
                 # REST subscribe: POST says the spec, GET the proto; servers differ.
                 await response.aclose()
-                response = await self._transport.exchange(
+                response, _ = await self._transport.exchange(
                     "GET", self.url, None, self._headers, self._credentials, timeout
                 )
         except HTTPX_ERRORS as exc:
-            raise _mapped(exc, self.url) from exc
+            raise self._error(exc) from exc
         self._response = response
         ctype = response.headers.get("content-type", "")
         if response.status_code != 200 or "text/event-stream" not in ctype:
@@ -368,9 +383,7 @@ class SSEConnection:
                 response.status_code, response.headers, body, self.url
             )
             return self
-        assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _EventSizeGuard(response.stream, self, self._transport.max_event_bytes)
-        self._events = EventSource(response).aiter_sse()
+        self._chunks = response.aiter_bytes()
         return self
 
     async def __aexit__(
@@ -383,84 +396,53 @@ class SSEConnection:
 
     async def next_event(self) -> SSEEvent | None:
         """The next event that carries data (comments and empty events skipped); None at EOF."""
-        events = self._events
-        if events is None:
+        if self._ready:
+            return self._ready.popleft()
+        chunks = self._chunks
+        if chunks is None:
             return None
         try:
-            async for sse in events:
-                if sse.data:
-                    return SSEEvent(sse.event, sse.data)
+            while True:
+                try:
+                    chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    return None
+                events = self._decoder.feed(chunk)
+                if events:
+                    if len(events) > 1:
+                        self._ready.extend(events[1:])
+                    return events[0]
+                # Bytes without a whole event (a keep-alive comment, part of one): wait again.
+                if self.on_activity is not None:
+                    self.on_activity()
         except HTTPX_ERRORS as exc:
-            raise _mapped(exc, self.url) from exc
-        except SSEError as exc:
-            raise A2AProtocolError(f"bad event stream from {self.url}: {exc}") from exc
-        return None
+            raise self._error(exc) from exc
+
+    def _error(self, exc: Exception) -> A2AClientError:
+        if isinstance(exc, httpx.ReadTimeout) and self.idle_by_transport:
+            return A2ATimeoutError(
+                f"stream stream-idle timeout: nothing from {self.url} within {self.idle_timeout}s",
+                timeout="stream-idle",
+            )
+        return _mapped(exc, self.url)
 
     async def aclose(self) -> None:
         """Release the connection; safe to call more than once, also while cancelled."""
-        events, self._events = self._events, None
+        chunks, self._chunks = self._chunks, None
         response, self._response = self._response, None
         with anyio.CancelScope(shield=True):
             if response is not None:
                 await response.aclose()
-            if events is not None:
-                await _finish(events)
-
-
-class _EventSizeGuard(httpx.AsyncByteStream):
-    """An event-stream body that refuses any event larger than ``limit`` bytes, counts its
-    chunks on the connection and calls its ``on_activity`` when the reader, having taken a
-    chunk, waits for the next.
-
-    It counts the bytes since the last blank line (the end of an event) as they arrive, so an
-    oversized event is refused after at most ``limit`` bytes of it were read.
-    """
-
-    def __init__(self, inner: httpx.AsyncByteStream, conn: SSEConnection, limit: int) -> None:
-        self._inner = inner
-        self._conn = conn
-        self._limit = limit
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        pending = 0
-        tail = b""
-        chunks = self._inner.__aiter__()
-        try:
-            async for chunk in chunks:
-                data = tail + chunk
-                end = max(data.rfind(b"\n\n"), data.rfind(b"\r\r"), data.rfind(b"\r\n\r\n"))
-                pending = len(data) - end if end >= 0 else pending + len(chunk)
-                if pending > self._limit:
-                    raise A2AProtocolError(
-                        f"an event from {self._conn.url} is larger than {self._limit} bytes"
-                    )
-                tail = data[-3:]
-                self._conn.chunks += 1
-                yield chunk
-                # The reader wants more bytes after these: it waits again.
-                if self._conn.on_activity is not None:
-                    self._conn.on_activity()
-        finally:
-            await _aclose(chunks)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-async def _aclose(iterator: AsyncIterator[Any]) -> None:
-    """Close an async generator a loop left early: an abandoned one is finalised by the
-    garbage collector, which trio reports."""
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is not None:
-        await aclose()
+            if chunks is not None:
+                await _finish(chunks)
 
 
 async def _finish(events: AsyncIterator[Any]) -> None:
     """End a half-read iterator over a response, and every generator under it, once the
     response is closed.
 
-    httpx (and httpx-sse over it) read through a chain of async generators; closing only the
-    outer one would abandon the inner ones, which trio reports as garbage-collected generators.
+    httpx reads through a chain of async generators; closing only the outer one would abandon
+    the inner ones, which trio reports as garbage-collected generators.
     Stepping the chain inside an already-expired cancel scope raises the cancellation (or the
     read error of the closed response) in the innermost generator, and it ends each one on its
     way out.
@@ -469,5 +451,5 @@ async def _finish(events: AsyncIterator[Any]) -> None:
         try:
             async for _ in events:
                 pass
-        except (*HTTPX_ERRORS, SSEError, anyio.ClosedResourceError):
+        except (*HTTPX_ERRORS, anyio.ClosedResourceError):
             pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -24,7 +25,13 @@ from a2a_anyio._errors import (
     A2ATimeoutError,
 )
 from a2a_anyio._http import SSEConnection
-from a2a_anyio._model import Message, StreamEvent, Task, TaskStatusUpdateEvent
+from a2a_anyio._model import (
+    Message,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+)
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 
@@ -60,19 +67,38 @@ Opener = Callable[[], Awaitable[StreamWire]]
 T = TypeVar("T")
 
 DEFAULT_RESUME_ATTEMPTS = 3
+#: How many of the latest events a stream keeps in ``events`` (None: all of them).
+DEFAULT_KEEP_EVENTS = 100
 
 
 def ends_stream(event: StreamEvent, dialect: Dialect) -> bool:
     """True when ``event`` is the last of its stream, in any dialect."""
+    if isinstance(event, TaskArtifactUpdateEvent):  # the most frequent, tested first
+        return False
     if isinstance(event, TaskStatusUpdateEvent):
         return event.final
     if isinstance(event, Message):
         return True
-    if isinstance(event, Task):
-        state = event.status.state
-        # v1.0 closes after a terminal or interrupted state; older dialects send final: true.
-        return state.is_terminal or (dialect.version == "1.0" and state.is_interrupted)
-    return False
+    state = event.status.state  # a Task
+    # v1.0 closes after a terminal or interrupted state; older dialects send final: true.
+    return state.is_terminal or (dialect.version == "1.0" and state.is_interrupted)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _json(data: str) -> Any:
+    """One event's JSON (``json.loads`` without its per-call checks: this runs per event)."""
+    try:
+        value, end = _DECODER.raw_decode(data)
+        if end == len(data) or data[end:].isspace():
+            return value
+        raise ValueError("extra data after the JSON value")
+    except (ValueError, RecursionError) as exc:
+        try:  # leading whitespace, which raw_decode does not skip
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            raise A2AProtocolError(f"stream event is not JSON: {data[:120]!r}") from exc
 
 
 def _is_cut(exc: BaseException) -> bool:
@@ -119,13 +145,14 @@ class MessageStream:
         resubscribe: Callable[[str], Opener] | None = None,
         poll: Callable[[str], Awaitable[Task]] | None = None,
         resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
+        keep_events: int | None = DEFAULT_KEEP_EVENTS,
     ) -> None:
         self._opener = opener
         self.idle_timeout = idle_timeout
         self.total_timeout = total_timeout
         self.agent = agent
         self.method = method
-        self.events: list[StreamEvent] = []
+        self._events: deque[StreamEvent] = deque(maxlen=keep_events)
         #: How many times the stream was re-attached after a cut.
         self.resumes = 0
         self._retry = retry
@@ -144,13 +171,22 @@ class MessageStream:
         self._replaying = False  # just re-attached: a snapshot and replays may come first
         self._cut: A2AClientError | None = None  # what broke the stream last
         self._idle_scope: anyio.CancelScope | None = None
-        self._scope_chunks = 0  # the connection's chunk count when the idle scope opened
+        self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
         self._final_seen = False
 
     @property
     def task(self) -> Task | None:
         """The current task, folded from the events so far (None before any task event)."""
         return self._reducer.task
+
+    @property
+    def events(self) -> list[StreamEvent]:
+        """The events delivered so far, the latest ``keep_events`` of them (a copy).
+
+        Keeping every event of a long stream would grow without bound (``task`` already
+        holds what they add up to); ``keep_events=None`` keeps them all.
+        """
+        return list(self._events)
 
     @property
     def message(self) -> Message | None:
@@ -200,6 +236,7 @@ class MessageStream:
         conn = wire.conn
         self._wire, self._dialect = wire, wire.dialect
         conn.on_activity = self._touch
+        conn.idle_timeout = self.idle_timeout
         try:
             await self._within(conn.__aenter__(), "stream-idle")
         except BaseException:
@@ -208,6 +245,10 @@ class MessageStream:
         resp = conn.error_response
         if resp is None:
             self._conn = conn
+            # A cancel scope per read costs more than decoding the event: it is entered only
+            # for a limit no one else enforces.
+            idle_enforced = conn.idle_by_transport or self.idle_timeout is None
+            self._guarded = not idle_enforced or self._deadline != math.inf
             return
         result = wire.answer(resp.status, resp.content, resp.headers.get("retry-after"))
         # A server that does not stream may answer with one plain result.
@@ -244,7 +285,9 @@ class MessageStream:
                     continue
                 if self._replaying and self._is_replay(event):
                     continue
-                return await self._accept(event)
+                if self._accept(event):
+                    await self.aclose()
+                return event
         except BaseException as exc:
             await self._fail(exc)
             raise
@@ -259,23 +302,22 @@ class MessageStream:
         if self._conn is None:
             return None
         assert self._dialect is not None and self._wire is not None
-        sse = await self._within(self._conn.next_event(), "stream-idle")
+        if self._guarded:
+            sse = await self._within(self._conn.next_event(), "stream-idle")
+        else:
+            sse = await self._conn.next_event()  # no limit of ours to watch: no scope needed
         if sse is None:
             return None
-        try:
-            value = json.loads(sse.data)
-        except (ValueError, RecursionError) as exc:
-            raise A2AProtocolError(f"stream event is not JSON: {sse.data[:120]!r}") from exc
-        return self._dialect.decode_event(self._wire.unwrap(value))
+        return self._dialect.decode_event(self._wire.unwrap(_json(sse.data)))
 
-    async def _accept(self, event: StreamEvent) -> StreamEvent:
+    def _accept(self, event: StreamEvent) -> bool:
+        """Record and fold ``event``; True when it is the last."""
         assert self._dialect is not None
-        self.events.append(event)
+        self._events.append(event)
         self._reducer.apply(event)
         if event is self._polled or ends_stream(event, self._dialect):
             self._final_seen = True
-            await self.aclose()
-        return event
+        return self._final_seen
 
     # -- resuming ---------------------------------------------------------------------------
 
@@ -335,7 +377,7 @@ class MessageStream:
         if isinstance(event, Task) and not ends_stream(event, self._dialect):
             self._reducer.apply(event)
             return True
-        if event.raw is not None and any(e.raw == event.raw for e in self.events):
+        if event.raw is not None and any(e.raw == event.raw for e in self._events):
             return True
         self._replaying = False
         return False
@@ -352,10 +394,8 @@ class MessageStream:
 
         Bytes arriving on the connection (keep-alive comments too) push the idle limit back.
         """
-        idle = self.idle_timeout if self.idle_timeout is not None else math.inf
-        with anyio.CancelScope(deadline=min(anyio.current_time() + idle, self._deadline)) as scope:
+        with anyio.CancelScope(deadline=self._wait_deadline()) as scope:
             self._idle_scope = scope
-            self._scope_chunks = self._conn.chunks if self._conn is not None else 0
             try:
                 return await awaitable
             finally:
@@ -364,25 +404,20 @@ class MessageStream:
         secs = self.total_timeout if expired == "deadline" else self.idle_timeout
         raise A2ATimeoutError(f"stream {expired} timeout: nothing within {secs}s", timeout=expired)
 
-    def _touch(self) -> None:
-        """The reader waits again after a chunk: the idle limit counts from now.
+    def _wait_deadline(self) -> float:
+        if self.idle_timeout is None:
+            return self._deadline
+        return min(anyio.current_time() + self.idle_timeout, self._deadline)
 
-        Moving a deadline costs a timer reschedule, so it is done only when a chunk came in
-        while this scope was already waiting (an event split over chunks, a keep-alive
-        comment); a scope opened after the last chunk already counts from its own start.
-        """
-        scope = self._idle_scope
-        conn = self._conn
-        if scope is None or self.idle_timeout is None or conn is None:
-            return
-        if conn.chunks != self._scope_chunks:
-            self._scope_chunks = conn.chunks
-            scope.deadline = min(anyio.current_time() + self.idle_timeout, self._deadline)
+    def _touch(self) -> None:
+        """The reader waits again after a chunk: the idle limit counts from now."""
+        if self._idle_scope is not None and self.idle_timeout is not None:
+            self._idle_scope.deadline = self._wait_deadline()
 
     async def _fail(self, exc: BaseException) -> None:
         await self.aclose()
         if isinstance(exc, A2AClientError):
-            exc.events = list(self.events)
+            exc.events = list(self._events)
             exc.agent = exc.agent or self.agent
             exc.method = exc.method or self.method
 

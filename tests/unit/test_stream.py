@@ -648,3 +648,42 @@ async def test_users_cancel_scope_releases_the_stream() -> None:
         assert scope.cancelled_caught
         assert agent.body.closed
         assert agent.body.finally_ran
+
+
+# -- how many events a stream keeps ---------------------------------------------------------------
+
+
+def long_stream(chunks: int) -> list[dict[str, Any]]:
+    tokens = [v1_chunk(f" {i}", append=i > 0) for i in range(chunks)]
+    return [v1_task(), *tokens, v1_status("COMPLETED")]
+
+
+@pytest.mark.parametrize(("keep", "kept"), [(None, 252), (100, 100), (3, 3), (0, 0)])
+async def test_keep_events_bounds_what_the_stream_holds(keep: int | None, kept: int) -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", long_stream(250))
+    options: dict[str, Any] = {} if keep == 100 else {"keep_events": keep}  # 100: the default
+    async with connect(agent, **options) as client, client.stream_message("x") as stream:
+        delivered = [event async for event in stream]
+    assert len(delivered) == 252
+    assert stream.events == delivered[len(delivered) - kept :]
+    # the task still holds everything the events added up to
+    assert stream.task is not None
+    assert stream.task.text == "".join(f" {i}" for i in range(250))
+
+
+async def test_an_error_carries_the_kept_events() -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", long_stream(10)[:-1])
+    async with connect(agent, keep_events=4, resume=False) as client:
+        with pytest.raises(A2AConnectionError) as info:
+            await drain(client.stream_message("x"))
+    assert kinds(info.value.events) == ["TaskArtifactUpdateEvent"] * 4
+    last = info.value.events[-1]
+    assert isinstance(last, TaskArtifactUpdateEvent)
+    assert last.artifact.text == " 9"
+
+
+def test_keep_events_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="keep_events"):
+        A2AClient(endpoint=RPC_URL, keep_events=-1)

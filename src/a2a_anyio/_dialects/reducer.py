@@ -40,20 +40,20 @@ class TaskReducer:
 
     def apply(self, event: StreamEvent) -> Task | None:
         """Fold one event in; return the current task (None before any task is known)."""
-        if isinstance(event, Task):
-            self._set_task(event)
-        elif isinstance(event, Message):
-            self.message = event
+        if isinstance(event, TaskArtifactUpdateEvent):  # the most frequent, tested first
+            task = self._task_for(event.task_id, event.context_id, event)
+            if task is not None:
+                self._fold_artifact(task, event)
+                task.raw = None  # a folded task is no longer any one wire object
         elif isinstance(event, TaskStatusUpdateEvent):
             task = self._task_for(event.task_id, event.context_id, event)
             if task is not None:
                 task.status = event.status
-                task.raw = None  # a folded task is no longer any one wire object
-        elif isinstance(event, TaskArtifactUpdateEvent):
-            task = self._task_for(event.task_id, event.context_id, event)
-            if task is not None:
-                self._fold_artifact(task, event)
                 task.raw = None
+        elif isinstance(event, Task):
+            self._set_task(event)
+        elif isinstance(event, Message):
+            self.message = event
         return self.task
 
     def _task_for(

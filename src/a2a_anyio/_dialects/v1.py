@@ -29,6 +29,8 @@ _ROLE_OUT = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED:
 def decode_part(value: Any) -> Part:
     # ProtoJSON may spell an unset member as null: only a non-null member chooses the kind.
     d = v.obj(value, "part")
+    if len(d) == 1 and type(text := d.get("text")) is str:
+        return TextPart(text, None, None, d)  # the usual part: text alone
     media_type = v.text(d, "mediaType", "media_type")
     metadata = v.optional_dict(d, "metadata")
     if (text := d.get("text")) is not None:
@@ -73,25 +75,25 @@ decode_task = _SHAPES.decode_task
 def decode_status_update(d: JSONDict) -> TaskStatusUpdateEvent:
     status = decode_status(d.get("status"))
     return TaskStatusUpdateEvent(
-        task_id=v.required_id(d, "taskId", "task_id", "status update"),
-        context_id=v.text(d, "contextId", "context_id"),
-        status=status,
+        v.required_id(d, "taskId", "task_id", "status update"),
+        v.text(d, "contextId", "context_id"),
+        status,
         # v1.0 has no flag: the stream ends after a terminal or interrupted state.
-        final=status.state.is_final or v.boolean(d, "final"),
-        metadata=v.optional_dict(d, "metadata"),
-        raw=d,
+        status.state.is_final or v.boolean(d, "final"),
+        v.optional_dict(d, "metadata"),
+        d,
     )
 
 
 def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
     return TaskArtifactUpdateEvent(
-        task_id=v.required_id(d, "taskId", "task_id", "artifact update"),
-        context_id=v.text(d, "contextId", "context_id"),
-        artifact=decode_artifact(d.get("artifact")),
-        append=v.boolean(d, "append"),
-        last_chunk=v.boolean(d, "lastChunk", "last_chunk"),
-        metadata=v.optional_dict(d, "metadata"),
-        raw=d,
+        v.required_id(d, "taskId", "task_id", "artifact update"),
+        v.text(d, "contextId", "context_id"),
+        decode_artifact(d.get("artifact")),
+        v.boolean(d, "append"),
+        v.boolean(d, "lastChunk", "last_chunk"),
+        v.optional_dict(d, "metadata"),
+        d,
     )
 
 
@@ -99,9 +101,11 @@ def decode_stream_response(value: Any) -> StreamEvent:
     """A ``StreamResponse``: exactly one of task, message, statusUpdate, artifactUpdate."""
     d = v.obj(value, "stream event")
     # The snake_case spelling is looked up only when the camelCase one is absent.
+    if (x := d.get("artifactUpdate")) is not None:  # the most frequent, looked up first
+        return decode_artifact_update(v.obj(x, "artifactUpdate"))
     if (x := d.get("statusUpdate")) is not None or (x := d.get("status_update")) is not None:
         return decode_status_update(v.obj(x, "statusUpdate"))
-    if (x := d.get("artifactUpdate")) is not None or (x := d.get("artifact_update")) is not None:
+    if (x := d.get("artifact_update")) is not None:
         return decode_artifact_update(v.obj(x, "artifactUpdate"))
     if (x := d.get("task")) is not None:
         return decode_task(x)
