@@ -66,6 +66,7 @@ def child(
     duration: float,
     timeout: float = 120.0,
     mode: str = "merge",
+    keep_events: int = -1,
 ) -> dict[str, Any]:
     """Run one client configuration in a fresh interpreter; its JSON report."""
     cmd = [
@@ -79,6 +80,7 @@ def child(
         f"--max-connections={max_connections}",
         f"--duration={duration}",
         f"--timeout={timeout}",
+        f"--keep-events={keep_events}",
     ]
     stats(url)
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60, check=False)
@@ -100,17 +102,21 @@ def run(
 ) -> dict[str, Any]:
     """Every configuration against one server.
 
-    a2a-anyio (``AgentPool(max_connections=streams)``, ``merge_streams``) on each backend;
-    a2a-sdk on asyncio with an httpx pool of the same size; then, unless
-    ``default_pool_timeout`` is None, a2a-anyio with ``AgentPool()`` as it comes, cut after
-    that many seconds.
+    a2a-anyio (``AgentPool(max_connections=streams, keep_events=0)``, ``merge_streams``: the
+    merged stream hands every event over, so the streams keep no copy) on each backend, and
+    once with the streams keeping their events (the default ``keep_events``); a2a-sdk on
+    asyncio with an httpx pool of the same size; then, unless ``default_pool_timeout`` is
+    None, a2a-anyio with ``AgentPool()`` as it comes, cut after that many seconds.
     """
     duration = events * interval
     limit = max(120.0, 6 * duration)
     runs: list[dict[str, Any]] = []
     with server(events, interval) as url:
         for backend in backends:
-            runs.append(child(url, "anyio", backend, streams, streams, duration, limit))
+            runs.append(
+                child(url, "anyio", backend, streams, streams, duration, limit, keep_events=0)
+            )
+        runs.append(child(url, "anyio", backends[0], streams, streams, duration, limit))
         runs.append(child(url, "sdk", "asyncio", streams, streams, duration, limit))
         if default_pool_timeout is not None:
             runs.append(

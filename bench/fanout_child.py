@@ -69,6 +69,8 @@ async def _anyio_runner(args: argparse.Namespace, streams: int) -> Made:
     options: dict[str, Any] = {}
     if args.max_connections:
         options["max_connections"] = args.max_connections
+    if args.keep_events >= 0:
+        options["keep_events"] = args.keep_events
     pool = AgentPool(**options)
     client = pool.client(args.url)
     await client.get_card()
@@ -186,6 +188,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         "backend": args.backend,
         "streams": args.streams,
         "max_connections": args.max_connections or "default",
+        "keep_events": "default" if args.keep_events < 0 else args.keep_events,
         "timed_out": limit.cancelled_caught,
         "wall_s": wall,
         "cpu_s": cpu,
@@ -216,6 +219,9 @@ if __name__ == "__main__":
     p.add_argument("--streams", type=int, default=1000)
     p.add_argument("--url", required=True)
     p.add_argument("--max-connections", type=int, default=0)
+    p.add_argument(
+        "--keep-events", type=int, default=-1, help="a2a-anyio: keep_events (-1: the default)"
+    )
     p.add_argument("--duration", type=float, required=True, help="one stream's length (s)")
     p.add_argument("--timeout", type=float, default=120.0)
     a = p.parse_args()

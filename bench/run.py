@@ -154,6 +154,8 @@ def targets(res: dict[str, Any], p: Params) -> list[dict[str, Any]]:
         for r in fan["runs"]:
             if r.get("impl") != "anyio" or r.get("max_connections") == "default":
                 continue
+            if r.get("keep_events") not in (0, None):
+                continue  # shown in the table: the streams' own copies of the events
             if "failed" in r:
                 out.append(_target(f"{n} streams: extra RSS < {rss_max:.0f} MB", r["backend"],
                                    None, rss_max, True, "run failed"))  # fmt: skip
@@ -238,6 +240,19 @@ def table(res: dict[str, Any]) -> str:
                     _x(r["ratio_sdk_anyio"]),
                 )
             )
+    for key, label in (("unary", "  a scope per call"), ("streaming", "  a scope per read")):
+        for backend, r in res.get(key, {}).items():
+            rows.append(
+                (
+                    label,
+                    backend,
+                    _f(r["floor"]["us"]),
+                    _f(r["a2a-anyio-scoped"]["us"]),
+                    "",
+                    _x(r["ratio_scoped_floor"]),
+                    "",
+                )
+            )
     imp = res.get("imports")
     if imp:
         rows.append(
@@ -271,7 +286,7 @@ def table(res: dict[str, Any]) -> str:
             "local server on 127.0.0.1, one child process per client",
         ]
         fan_rows: list[tuple[str, ...]] = [
-            ("client", "backend", "pool", "wall s", "CPU s", "peak RSS MB", "extra RSS MB",
+            ("client", "backend", "pool", "kept", "wall s", "CPU s", "peak RSS MB", "extra RSS MB",
              "complete", "errors", "max queued", "server peak open", "first event p50/max s"),
         ]  # fmt: skip
         for r in fan["runs"]:
@@ -285,6 +300,7 @@ def table(res: dict[str, Any]) -> str:
                     name,
                     r["backend"],
                     pool,
+                    str(r.get("keep_events", "-")) if name == "a2a-anyio" else "-",
                     _f(r["wall_s"]) + (" (cut)" if r["timed_out"] else ""),
                     _f(r["cpu_s"]),
                     _f(r["peak_rss_mb"]),

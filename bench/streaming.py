@@ -5,7 +5,12 @@ and served by ``httpx.MockTransport`` as a streamed body, one event per body chu
 agent that flushes each event delivers them) unless ``per_chunk`` says otherwise.
 
 - floor: ``httpx_sse.aconnect_sse`` plus ``json.loads`` of every event;
-- a2a-anyio: ``client.stream_message(...)``, every event typed and folded by the task reducer;
+- a2a-anyio: ``client.stream_message(...)``, every event typed and folded by the task reducer,
+  the idle limit left to the transport as over the network (``idle_timeout=None``: over httpx's
+  network transport it is httpx's per-read timeout, which costs a2a-anyio nothing; a
+  MockTransport has none);
+- a2a-anyio-scoped: the same with the default ``idle_timeout``, which over a transport that
+  cannot bound its reads (this MockTransport) puts a cancel scope around each read;
 - a2a-sdk: the 1.x ``Client.send_message`` with streaming on (asyncio only).
 
 The result is the median over rounds of microseconds per event (process CPU time; wall
@@ -42,10 +47,11 @@ def _floor(http: httpx.AsyncClient, events: int) -> Run:
     return stream
 
 
-def _anyio(http: httpx.AsyncClient, events: int) -> Run:
+def _anyio(http: httpx.AsyncClient, events: int, *, scoped: bool = False) -> Run:
     from a2a_anyio import A2AClient, TaskState
 
-    client = A2AClient(endpoint=c.URL, http_client=http)
+    idle: dict[str, Any] = {} if scoped else {"idle_timeout": None}
+    client = A2AClient(endpoint=c.URL, http_client=http, **idle)
 
     async def stream() -> int:
         n = 0
@@ -77,6 +83,7 @@ async def _main(backend: str, events: int, rounds: int, per_chunk: int) -> dict[
     makers: dict[str, Callable[[httpx.AsyncClient, int], Run]] = {
         "floor": _floor,
         "a2a-anyio": _anyio,
+        "a2a-anyio-scoped": lambda http, events: _anyio(http, events, scoped=True),
     }
     if backend == "asyncio":
         makers["a2a-sdk"] = _sdk
@@ -114,6 +121,7 @@ def run(backend: str, events: int, rounds: int, per_chunk: int = 1) -> dict[str,
     floor, ours = res["floor"]["us"], res["a2a-anyio"]["us"]
     sdk = res["a2a-sdk"]["us"] if res["a2a-sdk"] else None
     res["ratio_anyio_floor"] = c.ratio(ours, floor)
+    res["ratio_scoped_floor"] = c.ratio(res["a2a-anyio-scoped"]["us"], floor)
     res["ratio_sdk_anyio"] = c.ratio(sdk, ours)
     return res
 

@@ -3,7 +3,11 @@
 Three contenders on the same ``httpx.MockTransport`` (the same response bytes):
 
 - floor: a raw httpx POST of the JSON-RPC request plus ``json.loads`` of the answer;
-- a2a-anyio: ``A2AClient(endpoint=..., http_client=...)``.send_message("hello");
+- a2a-anyio: ``A2AClient(endpoint=..., http_client=..., timeout=None)``.send_message("hello"):
+  the call's deadline left to the transport, as over the network, where httpcore's own socket
+  timeouts keep it (a2a-anyio clips them to the time left); a MockTransport has none;
+- a2a-anyio-scoped: the same with the default ``timeout``, which over a transport that cannot
+  keep deadlines (this MockTransport) puts a cancel scope around each call;
 - a2a-sdk: the 1.x ``Client`` from ``ClientFactory`` (asyncio only).
 
 Each round times N calls of every contender (in a rotating order); the result is the median
@@ -35,10 +39,11 @@ async def _floor(http: httpx.AsyncClient) -> Call:
     return call
 
 
-async def _anyio(http: httpx.AsyncClient) -> Call:
+async def _anyio(http: httpx.AsyncClient, *, scoped: bool = False) -> Call:
     from a2a_anyio import A2AClient, Task, TaskState
 
-    client = A2AClient(endpoint=c.URL, http_client=http)
+    deadline: dict[str, Any] = {} if scoped else {"timeout": None}
+    client = A2AClient(endpoint=c.URL, http_client=http, **deadline)
 
     async def call(i: int) -> None:
         task = await client.send_message("hello")
@@ -73,6 +78,7 @@ async def _main(backend: str, n: int, rounds: int) -> dict[str, Any]:
     makers: dict[str, Callable[[httpx.AsyncClient], Awaitable[Call]]] = {
         "floor": _floor,
         "a2a-anyio": _anyio,
+        "a2a-anyio-scoped": lambda http: _anyio(http, scoped=True),
     }
     if backend == "asyncio":
         makers["a2a-sdk"] = _sdk
@@ -106,6 +112,7 @@ def run(backend: str, n: int, rounds: int) -> dict[str, Any]:
     floor, ours = res["floor"]["us"], res["a2a-anyio"]["us"]
     sdk = res["a2a-sdk"]["us"] if res["a2a-sdk"] else None
     res["ratio_anyio_floor"] = c.ratio(ours, floor)
+    res["ratio_scoped_floor"] = c.ratio(res["a2a-anyio-scoped"]["us"], floor)
     res["ratio_sdk_anyio"] = c.ratio(sdk, ours)
     return res
 

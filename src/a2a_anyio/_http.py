@@ -5,9 +5,9 @@ Every httpx exception becomes an ``A2AClientError`` here, once, with the cause c
 
 from __future__ import annotations
 
+import math
 import ssl
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -16,6 +16,7 @@ from urllib.parse import urlencode, urljoin
 import anyio
 import httpx
 
+from a2a_anyio import _network
 from a2a_anyio._auth import Credentials, MutualTLS
 from a2a_anyio._errors import (
     A2AClientError,
@@ -63,7 +64,7 @@ def make_client(
     """The httpx client an A2AClient owns when none is injected."""
     if isinstance(verify, str) or client_cert is not None:
         verify = _ssl_context(verify, client_cert)
-    return httpx.AsyncClient(
+    client = httpx.AsyncClient(
         verify=verify,
         timeout=httpx.Timeout(timeout, connect=connect_timeout),
         # No cap by default: each open stream holds a connection, and a capped pool would
@@ -72,6 +73,28 @@ def make_client(
         headers={"User-Agent": _USER_AGENT},
         follow_redirects=False,
     )
+    _network.install([t._pool for t in _transports(client) if hasattr(t, "_pool")])
+    return client
+
+
+def _transports(client: httpx.AsyncClient) -> list[httpx.AsyncBaseTransport]:
+    """Every transport ``client`` may send through (proxy mounts included)."""
+    mounts = [t for t in client._mounts.values() if t is not None]
+    return [client._transport, *mounts]
+
+
+def keeps_deadlines(client: httpx.AsyncClient) -> bool:
+    """True when every request of ``client`` goes through httpcore pools whose sockets end
+    by the call's deadline (``_network``): then no cancel scope is needed to keep it."""
+    for transport in _transports(client):
+        pool = (
+            getattr(transport, "_pool", None)
+            if type(transport) is httpx.AsyncHTTPTransport
+            else None
+        )
+        if not isinstance(getattr(pool, "_network_backend", None), _network.DeadlineBackend):
+            return False
+    return True
 
 
 #: Everything httpx raises at run time (InvalidURL and StreamError are not HTTPErrors).
@@ -119,6 +142,12 @@ def _mapped(exc: Exception, url: str) -> A2AClientError:
     return A2AProtocolError(f"HTTP error with {url}: {exc}")
 
 
+def _deadline_passed(url: str, deadline: float | None) -> A2ATimeoutError:
+    return A2ATimeoutError(
+        f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
+    )
+
+
 def _refused(url: str, hop: int) -> A2AClientError:
     why = (
         f"credentials are bound to the agent's own origin; {url} is another one "
@@ -156,6 +185,9 @@ class HttpTransport:
             )
         self.client = client
         self.timeout = timeout
+        #: Deadlines kept by the sockets' own timeouts rather than by a cancel scope.
+        self.deadline_by_transport = keeps_deadlines(client)
+        self._capped_pool = max_connections is not None
         self.max_response_bytes = max_response_bytes
         self.max_event_bytes = max_event_bytes
 
@@ -176,12 +208,19 @@ class HttpTransport:
         """
         if deadline is None:
             return await self._request(method, url, content, headers or {}, credentials, max_bytes)
+        limit = anyio.current_time() + deadline
+        if self.deadline_by_transport:
+            token = _network.DEADLINE.set(limit)
+            try:
+                return await self._request(
+                    method, url, content, headers or {}, credentials, max_bytes, limit, deadline
+                )
+            finally:
+                _network.DEADLINE.reset(token)
         # A bare cancel scope: anyio.fail_after costs a generator context manager more.
-        with anyio.CancelScope(deadline=anyio.current_time() + deadline):
+        with anyio.CancelScope(deadline=limit):
             return await self._request(method, url, content, headers or {}, credentials, max_bytes)
-        raise A2ATimeoutError(
-            f"no answer from {url} within the {deadline}s deadline", timeout="deadline"
-        )
+        raise _deadline_passed(url, deadline)
 
     async def _request(
         self,
@@ -191,14 +230,28 @@ class HttpTransport:
         headers: Mapping[str, str],
         credentials: Credentials | None,
         max_bytes: int | None,
+        limit: float = math.inf,
+        seconds: float | None = None,
     ) -> RawResponse:
+        """``request`` itself; ``limit`` is the absolute deadline the sockets keep, if any."""
+        timeout = None
+        if limit != math.inf and self._capped_pool:
+            # Waiting for a free connection is not a socket operation: bound it here.
+            base = self.client.timeout
+            left = max(limit - anyio.current_time(), 0.0)
+            pool = left if base.pool is None else min(base.pool, left)
+            timeout = httpx.Timeout(
+                connect=base.connect, read=base.read, write=base.write, pool=pool
+            )
         try:
-            response, url = await self.exchange(method, url, content, headers, credentials)
+            response, url = await self.exchange(method, url, content, headers, credentials, timeout)
             try:
                 body = await self._read(response, url, max_bytes)
             finally:
                 await response.aclose()
         except HTTPX_ERRORS as exc:
+            if isinstance(exc, httpx.TimeoutException) and anyio.current_time() >= limit:
+                raise _deadline_passed(url, seconds) from exc
             raise _mapped(exc, url) from exc
         return RawResponse(response.status_code, response.headers, body, url)
 
@@ -276,9 +329,14 @@ class HttpTransport:
         self, response: httpx.Response, url: str, max_bytes: int | None = None
     ) -> bytes:
         limit = self.max_response_bytes if max_bytes is None else max_bytes
-        declared = response.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise A2AProtocolError(f"response from {url} is {declared} bytes, over {limit}")
+        headers = response.headers
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit():
+            if int(declared) > limit:
+                raise A2AProtocolError(f"response from {url} is {declared} bytes, over {limit}")
+            if "content-encoding" not in headers:
+                # HTTP framing stops the body at its declared length: no need to count.
+                return await response.aread()
         chunks: list[bytes] = []
         size = 0
         reader = response.aiter_bytes()
@@ -338,7 +396,7 @@ class SSEConnection:
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._decoder = SSEDecoder(transport.max_event_bytes, url)
-        self._ready: deque[SSEEvent] = deque()
+        self._ready: Iterator[SSEEvent] | None = None  # the rest of a chunk's events
         self.error_response: RawResponse | None = None
         #: Called when the reader, having received a chunk, goes back to wait for the next.
         self.on_activity: Callable[[], None] | None = None
@@ -396,8 +454,11 @@ class SSEConnection:
 
     async def next_event(self) -> SSEEvent | None:
         """The next event that carries data (comments and empty events skipped); None at EOF."""
-        if self._ready:
-            return self._ready.popleft()
+        if self._ready is not None:
+            event = next(self._ready, None)
+            if event is not None:
+                return event
+            self._ready = None
         chunks = self._chunks
         if chunks is None:
             return None
@@ -410,7 +471,7 @@ class SSEConnection:
                 events = self._decoder.feed(chunk)
                 if events:
                     if len(events) > 1:
-                        self._ready.extend(events[1:])
+                        self._ready = iter(events[1:])
                     return events[0]
                 # Bytes without a whole event (a keep-alive comment, part of one): wait again.
                 if self.on_activity is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -152,7 +151,8 @@ class MessageStream:
         self.total_timeout = total_timeout
         self.agent = agent
         self.method = method
-        self._events: deque[StreamEvent] = deque(maxlen=keep_events)
+        self._keep = keep_events
+        self._events: list[StreamEvent] = []  # up to twice ``keep_events``, trimmed in bulk
         #: How many times the stream was re-attached after a cut.
         self.resumes = 0
         self._retry = retry
@@ -186,7 +186,9 @@ class MessageStream:
         Keeping every event of a long stream would grow without bound (``task`` already
         holds what they add up to); ``keep_events=None`` keeps them all.
         """
-        return list(self._events)
+        if self._keep is None:
+            return list(self._events)
+        return self._events[-self._keep :] if self._keep else []
 
     @property
     def message(self) -> Message | None:
@@ -313,7 +315,12 @@ class MessageStream:
     def _accept(self, event: StreamEvent) -> bool:
         """Record and fold ``event``; True when it is the last."""
         assert self._dialect is not None
-        self._events.append(event)
+        keep = self._keep
+        if keep is None or keep:
+            events = self._events
+            events.append(event)
+            if keep is not None and len(events) > 2 * keep:
+                del events[:-keep]
         self._reducer.apply(event)
         if event is self._polled or ends_stream(event, self._dialect):
             self._final_seen = True
@@ -417,7 +424,7 @@ class MessageStream:
     async def _fail(self, exc: BaseException) -> None:
         await self.aclose()
         if isinstance(exc, A2AClientError):
-            exc.events = list(self._events)
+            exc.events = self.events
             exc.agent = exc.agent or self.agent
             exc.method = exc.method or self.method
 

@@ -43,6 +43,8 @@ Unary faults break every RPC of their prefix; stream faults break ``SendStreamin
 * ``rate-limit``: 429 with ``Retry-After: 1`` for the first two calls of each client, then
   success. ``unavailable-once``: 503 for the first call of each client, then success. A client
   is told apart by its ``X-Chaos-Client`` header (no header: one shared client).
+* ``slow-drip``: a 200 ``application/json`` answer that never ends: one byte every 100 ms for
+  30 s. Every read succeeds at once, so only a deadline on the whole call ends it.
 * ``huge``: a 50 MiB JSON-RPC response body, sent in 64 KiB chunks with a Content-Length;
   ``huge-chunked``: the same body with chunked transfer encoding.
 * ``stream-error``: snapshot and working, then an ``event: error`` whose data is a JSON-RPC
@@ -104,6 +106,7 @@ UNARY_FAULTS = frozenset(
         "unavailable-once",
         "huge",
         "huge-chunked",
+        "slow-drip",
     }
 )
 STREAM_FAULTS = frozenset(
@@ -368,6 +371,12 @@ class Scripted(Response):
 # --------------------------------------------------------------------------------------------
 
 
+async def _drip_json() -> Script:
+    for _ in range(300):
+        yield b" "  # JSON allows leading whitespace: the body is valid so far
+        await anyio.sleep(0.1)
+
+
 class ChaosApp:
     """The routes, the task store and the fault scripts."""
 
@@ -474,6 +483,8 @@ class ChaosApp:
             )
         if fault in ("huge", "huge-chunked"):
             return self.huge(req_id, chunked=fault == "huge-chunked")
+        if fault == "slow-drip":
+            return Scripted(self.server, _drip_json, media_type="application/json")
         return None
 
     def huge(self, req_id: Any, *, chunked: bool) -> Response:

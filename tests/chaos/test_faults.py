@@ -407,6 +407,18 @@ async def test_huge_response(chaos_server: str, fault: str, peak_limit: int) -> 
         await assert_no_connections_left(chaos_server)
 
 
+async def test_slow_drip_hits_the_call_deadline(chaos_server: str) -> None:
+    # Each byte comes 0.1 s after the last: no read ever waits long, only the deadline ends it.
+    with anyio.fail_after(BOUND):
+        async with agent(chaos_server, "slow-drip", timeout=1.0) as client:
+            await client.get_card()
+            outcome = await attempt(lambda: client.send_message("hello"))
+        err = outcome.raised(A2ATimeoutError)
+        assert err.timeout == "deadline"
+        assert 0.9 <= outcome.seconds < 2.0
+        await assert_no_connections_left(chaos_server)
+
+
 async def test_stream_error_event(chaos_server: str) -> None:
     with anyio.fail_after(BOUND):
         async with agent(chaos_server, "stream-error") as client:
