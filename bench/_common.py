@@ -224,11 +224,14 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
-def ratio(a: float | None, b: float | None) -> float | None:
-    """a / b, or None when either is missing."""
-    if a is None or b is None or b == 0:
+def round_ratio(per_round: dict[str, list[float]], a: str, b: str) -> float | None:
+    """The median over rounds of a / b, each round's two timings taken back to back.
+
+    Steadier than the ratio of the medians when the machine's speed drifts during a run.
+    """
+    if a not in per_round or b not in per_round:
         return None
-    return a / b
+    return statistics.median(x / y for x, y in zip(per_round[a], per_round[b], strict=True))
 
 
 def rotate(items: Sequence[Any], k: int) -> list[Any]:

@@ -112,17 +112,18 @@ async def _main(backend: str, events: int, rounds: int, per_chunk: int) -> dict[
     for name in makers:
         out[name] = {"us": c.median(cpu[name]), "wall_us": c.median(wall[name])}
     out["a2a-sdk"] = out.get("a2a-sdk")
+    out["ratio_anyio_floor"] = c.round_ratio(cpu, "a2a-anyio", "floor")
+    out["ratio_scoped_floor"] = c.round_ratio(cpu, "a2a-anyio-scoped", "floor")
+    out["ratio_sdk_anyio"] = c.round_ratio(cpu, "a2a-sdk", "a2a-anyio")
     return out
 
 
 def run(backend: str, events: int, rounds: int, per_chunk: int = 1) -> dict[str, Any]:
-    """Per-event microseconds of each contender on ``backend``, with the ratios."""
+    """Per-event microseconds of each contender on ``backend``, with ratios.
+
+    A ratio is the median over rounds of that round's ratio.
+    """
     res: dict[str, Any] = anyio.run(_main, backend, events, rounds, per_chunk, backend=backend)
-    floor, ours = res["floor"]["us"], res["a2a-anyio"]["us"]
-    sdk = res["a2a-sdk"]["us"] if res["a2a-sdk"] else None
-    res["ratio_anyio_floor"] = c.ratio(ours, floor)
-    res["ratio_scoped_floor"] = c.ratio(res["a2a-anyio-scoped"]["us"], floor)
-    res["ratio_sdk_anyio"] = c.ratio(sdk, ours)
     return res
 
 

@@ -103,17 +103,18 @@ async def _main(backend: str, n: int, rounds: int) -> dict[str, Any]:
     for name in makers:
         out[name] = {"us": c.median(cpu[name]), "wall_us": c.median(wall[name])}
     out["a2a-sdk"] = out.get("a2a-sdk")
+    out["ratio_anyio_floor"] = c.round_ratio(cpu, "a2a-anyio", "floor")
+    out["ratio_scoped_floor"] = c.round_ratio(cpu, "a2a-anyio-scoped", "floor")
+    out["ratio_sdk_anyio"] = c.round_ratio(cpu, "a2a-sdk", "a2a-anyio")
     return out
 
 
 def run(backend: str, n: int, rounds: int) -> dict[str, Any]:
-    """Per-call microseconds of each contender on ``backend``, with the ratios."""
+    """Per-call microseconds of each contender on ``backend``, with ratios.
+
+    A ratio is the median over rounds of that round's ratio.
+    """
     res: dict[str, Any] = anyio.run(_main, backend, n, rounds, backend=backend)
-    floor, ours = res["floor"]["us"], res["a2a-anyio"]["us"]
-    sdk = res["a2a-sdk"]["us"] if res["a2a-sdk"] else None
-    res["ratio_anyio_floor"] = c.ratio(ours, floor)
-    res["ratio_scoped_floor"] = c.ratio(res["a2a-anyio-scoped"]["us"], floor)
-    res["ratio_sdk_anyio"] = c.ratio(sdk, ours)
     return res
 
 

@@ -273,13 +273,16 @@ class HttpTransport:
         """
         renewed = False
         for hop in range(MAX_REDIRECTS + 1):
-            sent_headers = dict(headers)
+            sent_headers: Mapping[str, str] = headers
             target = url
             if credentials is not None and credentials.present:
                 if credentials.allows(url):
-                    sent_headers.update(credentials.headers)
+                    with_credentials = {**headers, **credentials.headers}
                     if credentials.auth is not None:
-                        target = await credentials.auth.apply(url, sent_headers, self._post_form)
+                        target = await credentials.auth.apply(
+                            url, with_credentials, self._post_form
+                        )
+                    sent_headers = with_credentials
                 elif credentials.policy == "refuse":
                     raise _refused(url, hop)
             request = self.client.build_request(

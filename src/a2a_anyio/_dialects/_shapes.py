@@ -29,9 +29,26 @@ class Shapes:
         self.roles = roles
         self.message_kind = message_kind
         self.message_parts = message_parts  # v0.3 REST calls a message's parts "content"
+        # The members nearly every message carries: a message with no others skips the
+        # lookups of the rest (and of their snake_case spellings).
+        self._message_keys = frozenset(
+            {"messageId", "role", message_parts, "contextId", "taskId", "kind"}
+        )
 
     def decode_message(self, value: Any) -> Message:
         d = v.obj(value, "message")
+        if d.keys() <= self._message_keys:
+            mid, ctx, tid = d.get("messageId"), d.get("contextId"), d.get("taskId")
+            parts = d.get(self.message_parts)
+            if (
+                type(parts) is list
+                and (mid is None or type(mid) is str)
+                and (ctx is None or type(ctx) is str)
+                and (tid is None or type(tid) is str)
+            ):
+                role = v.role(d.get("role"))
+                decoded = list(map(self.decode_part, parts))
+                return Message(role, decoded, mid or "", ctx, tid, None, None, None, d)
         return Message(
             v.role(d.get("role")),
             list(map(self.decode_part, v.items(d, self.message_parts))),
@@ -48,16 +65,17 @@ class Shapes:
         out: JSONDict = {"kind": self.message_kind} if self.message_kind else {}
         out["messageId"] = message.message_id
         out["role"] = self.roles[message.role]
-        out[self.message_parts] = [self.encode_part(p) for p in message.parts]
-        for key, value in (
-            ("contextId", message.context_id),
-            ("taskId", message.task_id),
-            ("metadata", message.metadata),
-            ("extensions", message.extensions),
-            ("referenceTaskIds", message.reference_task_ids),
-        ):
-            if value:
-                out[key] = value
+        out[self.message_parts] = list(map(self.encode_part, message.parts))
+        if message.context_id:
+            out["contextId"] = message.context_id
+        if message.task_id:
+            out["taskId"] = message.task_id
+        if message.metadata:
+            out["metadata"] = message.metadata
+        if message.extensions:
+            out["extensions"] = message.extensions
+        if message.reference_task_ids:
+            out["referenceTaskIds"] = message.reference_task_ids
         return out
 
     def decode_status(self, value: Any) -> TaskStatus:
@@ -74,6 +92,15 @@ class Shapes:
 
     def decode_artifact(self, value: Any) -> Artifact:
         d = v.obj(value, "artifact")
+        if d.keys() <= _ARTIFACT_KEYS:
+            aid, name, parts = d.get("artifactId"), d.get("name"), d.get("parts")
+            if (
+                type(parts) is list
+                and (aid is None or type(aid) is str)
+                and (name is None or type(name) is str)
+            ):
+                decoded = list(map(self.decode_part, parts))
+                return Artifact(aid or "", decoded, name, None, None, None, d)
         # Positional: keyword construction costs twice as much, and chunks come by thousands.
         return Artifact(
             v.text(d, "artifactId", "artifact_id") or "",
@@ -90,6 +117,20 @@ class Shapes:
         status = d.get("status")
         if status is None:
             v.bad("task has no status")
+        if d.keys() <= _TASK_KEYS:
+            tid, ctx = d.get("id"), d.get("contextId")
+            arts, hist = d.get("artifacts", []), d.get("history", [])
+            fits = ctx is None or type(ctx) is str
+            if isinstance(tid, str) and tid and fits and type(arts) is type(hist) is list:
+                return Task(
+                    tid,
+                    ctx,
+                    self.decode_status(status),
+                    list(map(self.decode_artifact, arts)),
+                    list(map(self.decode_message, hist)),
+                    None,
+                    d,
+                )
         return Task(
             v.required_id(d, "id", None, "task"),
             v.text(d, "contextId", "context_id"),
@@ -99,3 +140,7 @@ class Shapes:
             v.optional_dict(d, "metadata"),
             d,
         )
+
+
+_ARTIFACT_KEYS = frozenset({"artifactId", "name", "parts"})
+_TASK_KEYS = frozenset({"id", "contextId", "status", "artifacts", "history", "kind"})
