@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import ssl
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -16,7 +17,6 @@ from urllib.parse import urlencode, urljoin
 import anyio
 import httpx
 
-from a2a_anyio import _network
 from a2a_anyio._auth import Credentials, MutualTLS
 from a2a_anyio._errors import (
     A2AClientError,
@@ -73,6 +73,9 @@ def make_client(
         headers={"User-Agent": _USER_AGENT},
         follow_redirects=False,
     )
+    # Imported here: it needs httpcore, which httpx itself loads only with its first transport.
+    from a2a_anyio import _network
+
     _network.install([t._pool for t in _transports(client) if hasattr(t, "_pool")])
     return client
 
@@ -86,13 +89,13 @@ def _transports(client: httpx.AsyncClient) -> list[httpx.AsyncBaseTransport]:
 def keeps_deadlines(client: httpx.AsyncClient) -> bool:
     """True when every request of ``client`` goes through httpcore pools whose sockets end
     by the call's deadline (``_network``): then no cancel scope is needed to keep it."""
+    network = sys.modules.get("a2a_anyio._network")
+    if network is None:  # no client was made by make_client yet
+        return False
     for transport in _transports(client):
-        pool = (
-            getattr(transport, "_pool", None)
-            if type(transport) is httpx.AsyncHTTPTransport
-            else None
-        )
-        if not isinstance(getattr(pool, "_network_backend", None), _network.DeadlineBackend):
+        is_http = type(transport) is httpx.AsyncHTTPTransport
+        pool = getattr(transport, "_pool", None) if is_http else None
+        if not isinstance(getattr(pool, "_network_backend", None), network.DeadlineBackend):
             return False
     return True
 
@@ -187,6 +190,9 @@ class HttpTransport:
         self.timeout = timeout
         #: Deadlines kept by the sockets' own timeouts rather than by a cancel scope.
         self.deadline_by_transport = keeps_deadlines(client)
+        self._deadline_var = (
+            sys.modules["a2a_anyio._network"].DEADLINE if self.deadline_by_transport else None
+        )
         self._capped_pool = max_connections is not None
         self.max_response_bytes = max_response_bytes
         self.max_event_bytes = max_event_bytes
@@ -209,14 +215,14 @@ class HttpTransport:
         if deadline is None:
             return await self._request(method, url, content, headers or {}, credentials, max_bytes)
         limit = anyio.current_time() + deadline
-        if self.deadline_by_transport:
-            token = _network.DEADLINE.set(limit)
+        if self._deadline_var is not None:
+            token = self._deadline_var.set(limit)
             try:
                 return await self._request(
                     method, url, content, headers or {}, credentials, max_bytes, limit, deadline
                 )
             finally:
-                _network.DEADLINE.reset(token)
+                self._deadline_var.reset(token)
         # A bare cancel scope: anyio.fail_after costs a generator context manager more.
         with anyio.CancelScope(deadline=limit):
             return await self._request(method, url, content, headers or {}, credentials, max_bytes)
