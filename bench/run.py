@@ -51,7 +51,7 @@ class Params:
     import_runs: int
 
 
-FULL = Params(1000, 7, 10_000, 5, 1000, 20, 0.5, 45.0, 15)
+FULL = Params(1000, 11, 10_000, 7, 1000, 20, 0.5, 45.0, 15)
 QUICK = Params(300, 3, 2_000, 3, 200, 10, 0.2, 20.0, 5)
 
 UNARY_MAX = 1.25

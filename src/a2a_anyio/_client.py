@@ -442,7 +442,7 @@ class A2AClient:
     ) -> T:
         """Call operation ``op``: params built for, and the result decoded by, the dialect."""
         self._check_open()
-        target = await self._resolve()
+        target = self._target or await self._resolve()
         dialect = target.dialect
         if op not in dialect.methods:
             raise UnsupportedOperationError(f"{op} is not part of A2A v{dialect.version}")

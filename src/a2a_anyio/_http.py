@@ -9,6 +9,7 @@ import math
 import ssl
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -190,7 +191,7 @@ class HttpTransport:
         self.timeout = timeout
         #: Deadlines kept by the sockets' own timeouts rather than by a cancel scope.
         self.deadline_by_transport = keeps_deadlines(client)
-        self._deadline_var = (
+        self._deadline_var: ContextVar[float] | None = (
             sys.modules["a2a_anyio._network"].DEADLINE if self.deadline_by_transport else None
         )
         self._capped_pool = max_connections is not None
@@ -212,19 +213,12 @@ class HttpTransport:
 
         ``credentials`` are attached only where they may go (see ``exchange``).
         """
-        if deadline is None:
-            return await self._request(method, url, content, headers or {}, credentials, max_bytes)
-        limit = anyio.current_time() + deadline
-        if self._deadline_var is not None:
-            token = self._deadline_var.set(limit)
-            try:
-                return await self._request(
-                    method, url, content, headers or {}, credentials, max_bytes, limit, deadline
-                )
-            finally:
-                self._deadline_var.reset(token)
+        if deadline is None or self._deadline_var is not None:
+            return await self._request(
+                method, url, content, headers or {}, credentials, max_bytes, deadline
+            )
         # A bare cancel scope: anyio.fail_after costs a generator context manager more.
-        with anyio.CancelScope(deadline=limit):
+        with anyio.CancelScope(deadline=anyio.current_time() + deadline):
             return await self._request(method, url, content, headers or {}, credentials, max_bytes)
         raise _deadline_passed(url, deadline)
 
@@ -236,19 +230,22 @@ class HttpTransport:
         headers: Mapping[str, str],
         credentials: Credentials | None,
         max_bytes: int | None,
-        limit: float = math.inf,
         seconds: float | None = None,
     ) -> RawResponse:
-        """``request`` itself; ``limit`` is the absolute deadline the sockets keep, if any."""
+        """``request`` itself; ``seconds`` is a deadline the sockets keep (``_network``)."""
         timeout = None
-        if limit != math.inf and self._capped_pool:
-            # Waiting for a free connection is not a socket operation: bound it here.
-            base = self.client.timeout
-            left = max(limit - anyio.current_time(), 0.0)
-            pool = left if base.pool is None else min(base.pool, left)
-            timeout = httpx.Timeout(
-                connect=base.connect, read=base.read, write=base.write, pool=pool
-            )
+        limit = math.inf
+        var, token = self._deadline_var, None
+        if seconds is not None and var is not None:
+            limit = anyio.current_time() + seconds
+            token = var.set(limit)
+            if self._capped_pool:
+                # Waiting for a free connection is not a socket operation: bound it here.
+                base = self.client.timeout
+                pool = seconds if base.pool is None else min(base.pool, seconds)
+                timeout = httpx.Timeout(
+                    connect=base.connect, read=base.read, write=base.write, pool=pool
+                )
         try:
             response, url = await self.exchange(method, url, content, headers, credentials, timeout)
             try:
@@ -259,6 +256,9 @@ class HttpTransport:
             if isinstance(exc, httpx.TimeoutException) and anyio.current_time() >= limit:
                 raise _deadline_passed(url, seconds) from exc
             raise _mapped(exc, url) from exc
+        finally:
+            if var is not None and token is not None:
+                var.reset(token)
         return RawResponse(response.status_code, response.headers, body, url)
 
     async def exchange(

@@ -146,9 +146,10 @@ class Message:
         return cls(
             Role.USER,
             parts,
-            context_id=context_id,
-            task_id=task_id,
-            metadata=dict(metadata) if metadata is not None else None,
+            str(uuid.uuid4()),
+            context_id,
+            task_id,
+            dict(metadata) if metadata is not None else None,
         )
 
     @property

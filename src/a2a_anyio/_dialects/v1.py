@@ -29,8 +29,11 @@ _ROLE_OUT = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED:
 def decode_part(value: Any) -> Part:
     # ProtoJSON may spell an unset member as null: only a non-null member chooses the kind.
     d = v.obj(value, "part")
-    if len(d) == 1 and type(text := d.get("text")) is str:
-        return TextPart(text, None, None, d)  # the usual part: text alone
+    if len(d) == 1:  # the usual parts: text alone, or data alone
+        if type(text := d.get("text")) is str:
+            return TextPart(text, None, None, d)
+        if "data" in d:
+            return DataPart(d["data"], None, None, d)
     media_type = v.text(d, "mediaType", "media_type")
     metadata = v.optional_dict(d, "metadata")
     if (text := d.get("text")) is not None:
