@@ -27,7 +27,7 @@ from a2a_anyio._errors import (
     A2AProtocolError,
     A2ATimeoutError,
 )
-from a2a_anyio._sse import SSEDecoder, SSEEvent
+from a2a_anyio._sse import SSEDecoder
 
 AsyncClient = httpx.AsyncClient
 VerifyTypes = bool | str | ssl.SSLContext
@@ -405,7 +405,7 @@ class SSEConnection:
         self._response: httpx.Response | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._decoder = SSEDecoder(transport.max_event_bytes, url)
-        self._ready: Iterator[SSEEvent] | None = None  # the rest of a chunk's events
+        self._ready: Iterator[str] | None = None  # the rest of a chunk's events
         self.error_response: RawResponse | None = None
         #: Called when the reader, having received a chunk, goes back to wait for the next.
         self.on_activity: Callable[[], None] | None = None
@@ -461,8 +461,9 @@ class SSEConnection:
     ) -> None:
         await self.aclose()
 
-    async def next_event(self) -> SSEEvent | None:
-        """The next event that carries data (comments and empty events skipped); None at EOF."""
+    async def next_event(self) -> str | None:
+        """The data of the next event that carries some (comments and empty events skipped);
+        None at the end of the body."""
         if self._ready is not None:
             event = next(self._ready, None)
             if event is not None:

@@ -305,12 +305,12 @@ class MessageStream:
             return None
         assert self._dialect is not None and self._wire is not None
         if self._guarded:
-            sse = await self._within(self._conn.next_event(), "stream-idle")
+            data = await self._within(self._conn.next_event(), "stream-idle")
         else:
-            sse = await self._conn.next_event()  # no limit of ours to watch: no scope needed
-        if sse is None:
+            data = await self._conn.next_event()  # no limit of ours to watch: no scope needed
+        if data is None:
             return None
-        return self._dialect.decode_event(self._wire.unwrap(_json(sse.data)))
+        return self._dialect.decode_event(self._wire.unwrap(_json(data)))
 
     def _accept(self, event: StreamEvent) -> bool:
         """Record and fold ``event``; True when it is the last."""

@@ -7,41 +7,34 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2a_anyio import A2AProtocolError
-from a2a_anyio._sse import SSEDecoder, SSEEvent
+from a2a_anyio._sse import SSEDecoder
 
 
-def decode(*chunks: bytes, limit: int = 1 << 20) -> list[SSEEvent]:
+def decode(*chunks: bytes, limit: int = 1 << 20) -> list[str]:
     decoder = SSEDecoder(limit, "http://agent.test/")
-    return [event for chunk in chunks for event in decoder.feed(chunk)]
-
-
-def data(events: list[SSEEvent]) -> list[str]:
-    return [e.data for e in events]
+    return [data for chunk in chunks for data in decoder.feed(chunk)]
 
 
 def test_one_event_per_chunk() -> None:
-    assert decode(b'data: {"a":1}\n\n', b'data: {"b":2}\n\n') == [
-        SSEEvent("message", '{"a":1}'),
-        SSEEvent("message", '{"b":2}'),
-    ]
+    assert decode(b'data: {"a":1}\n\n', b'data: {"b":2}\n\n') == ['{"a":1}', '{"b":2}']
 
 
 def test_several_events_in_one_chunk_and_one_event_over_many() -> None:
     body = b"data: one\n\ndata: two\n\ndata: three\n\n"
-    assert data(decode(body)) == ["one", "two", "three"]
-    assert data(decode(*(body[i : i + 1] for i in range(len(body))))) == ["one", "two", "three"]
+    assert decode(body) == ["one", "two", "three"]
+    assert decode(*(body[i : i + 1] for i in range(len(body)))) == ["one", "two", "three"]
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
 def test_every_line_ending(eol: bytes) -> None:
     body = b"event: update" + eol + b"data: a" + eol + b"data: b" + eol + eol
-    assert decode(body) == [SSEEvent("update", "a\nb")]
+    assert decode(body) == ["a\nb"]
 
 
 def test_crlf_split_between_chunks_is_one_line_end() -> None:
-    assert data(decode(b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n")) == ["x", "y"]
+    assert decode(b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n") == ["x", "y"]
     # a CR at a chunk's end followed by something else is a line end by itself
-    assert data(decode(b"data: x\r", b"\r")) == ["x"]
+    assert decode(b"data: x\r", b"\r") == ["x"]
 
 
 def test_comments_unknown_fields_and_field_spellings() -> None:
@@ -53,22 +46,32 @@ def test_comments_unknown_fields_and_field_spellings() -> None:
         b"data\n"  # a field name alone: empty data, a line of its own
         b"\n"
     )
-    assert data(decode(body)) == ["no space\n two spaces\n"]
+    assert decode(body) == ["no space\n two spaces\n"]
 
 
-def test_events_without_data_are_dropped_and_names_reset() -> None:
+def test_events_without_data_are_dropped() -> None:
     body = b"event: ping\n\ndata:\n\nevent: named\ndata: x\n\ndata: y\n\n"
-    assert decode(body) == [SSEEvent("named", "x"), SSEEvent("message", "y")]
+    assert decode(body) == ["x", "y"]
 
 
 def test_named_event_split_from_its_data() -> None:
-    assert decode(b"event: status\n", b"data: z\n\n") == [SSEEvent("status", "z")]
+    assert decode(b"event: status\n", b"data: z\n\n") == ["z"]
+
+
+def test_a_comment_line_before_an_event_counts_toward_its_size() -> None:
+    assert decode(b": " + b"x" * 60 + b"\n", b"data: " + b"y" * 30 + b"\n\n", limit=200) == [
+        "y" * 30
+    ]
+    with pytest.raises(A2AProtocolError):
+        decode(
+            b"data: a\n\n", b": " + b"x" * 60 + b"\n", b"data: " + b"y" * 50 + b"\n\n", limit=100
+        )
 
 
 def test_id_retry_and_bom() -> None:
     decoder = SSEDecoder(1 << 20)
     events = decoder.feed(b"\xef\xbb\xbfid: 7\nretry: 1500\ndata: x\n\n")
-    assert data(events) == ["x"]
+    assert events == ["x"]
     assert decoder.last_id == "7"
     assert decoder.retry == 1500
     decoder.feed(b"id: a\x00b\nretry: soon\n\n")  # ignored: NUL in an id, a non-number
@@ -77,11 +80,11 @@ def test_id_retry_and_bom() -> None:
 
 
 def test_an_unfinished_event_is_not_delivered() -> None:
-    assert decode(b"data: complete\n\n", b"data: cut short\n") == [SSEEvent("message", "complete")]
+    assert decode(b"data: complete\n\n", b"data: cut short\n") == ["complete"]
 
 
 def test_invalid_utf8_is_replaced() -> None:
-    assert data(decode(b"data: \xff\xfe\n\n")) == ["\ufffd\ufffd"]
+    assert decode(b"data: \xff\xfe\n\n") == ["\ufffd\ufffd"]
 
 
 @pytest.mark.parametrize(

@@ -91,7 +91,7 @@ class Shapes:
         )
 
     def decode_artifact(self, value: Any) -> Artifact:
-        d = v.obj(value, "artifact")
+        d = value if type(value) is dict else v.obj(value, "artifact")
         if d.keys() <= _ARTIFACT_KEYS:
             aid, name, parts = d.get("artifactId"), d.get("name"), d.get("parts")
             if (

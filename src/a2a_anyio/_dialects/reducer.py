@@ -41,7 +41,9 @@ class TaskReducer:
     def apply(self, event: StreamEvent) -> Task | None:
         """Fold one event in; return the current task (None before any task is known)."""
         if isinstance(event, TaskArtifactUpdateEvent):  # the most frequent, tested first
-            task = self._task_for(event.task_id, event.context_id, event)
+            task = self.task
+            if task is None or task.id != event.task_id:
+                task = self._task_for(event.task_id, event.context_id, event)
             if task is not None:
                 self._fold_artifact(task, event)
                 task.raw = None  # a folded task is no longer any one wire object

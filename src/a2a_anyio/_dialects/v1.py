@@ -28,7 +28,7 @@ _ROLE_OUT = {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED:
 
 def decode_part(value: Any) -> Part:
     # ProtoJSON may spell an unset member as null: only a non-null member chooses the kind.
-    d = v.obj(value, "part")
+    d = value if type(value) is dict else v.obj(value, "part")
     if len(d) == 1:  # the usual parts: text alone, or data alone
         if type(text := d.get("text")) is str:
             return TextPart(text, None, None, d)
@@ -88,7 +88,17 @@ def decode_status_update(d: JSONDict) -> TaskStatusUpdateEvent:
     )
 
 
+_UPDATE_KEYS = frozenset({"taskId", "contextId", "artifact", "append", "lastChunk"})
+
+
 def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
+    if d.keys() <= _UPDATE_KEYS:  # the usual members only: no other spelling to look for
+        tid, ctx = d.get("taskId"), d.get("contextId")
+        append, last = d.get("append", False), d.get("lastChunk", False)
+        fits = (ctx is None or type(ctx) is str) and type(append) is type(last) is bool
+        if isinstance(tid, str) and tid and fits:
+            artifact = decode_artifact(d.get("artifact"))
+            return TaskArtifactUpdateEvent(tid, ctx, artifact, append, last, None, d)
     return TaskArtifactUpdateEvent(
         v.required_id(d, "taskId", "task_id", "artifact update"),
         v.text(d, "contextId", "context_id"),
@@ -102,10 +112,10 @@ def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
 
 def decode_stream_response(value: Any) -> StreamEvent:
     """A ``StreamResponse``: exactly one of task, message, statusUpdate, artifactUpdate."""
-    d = v.obj(value, "stream event")
+    d = value if type(value) is dict else v.obj(value, "stream event")
     # The snake_case spelling is looked up only when the camelCase one is absent.
     if (x := d.get("artifactUpdate")) is not None:  # the most frequent, looked up first
-        return decode_artifact_update(v.obj(x, "artifactUpdate"))
+        return decode_artifact_update(x if type(x) is dict else v.obj(x, "artifactUpdate"))
     if (x := d.get("statusUpdate")) is not None or (x := d.get("status_update")) is not None:
         return decode_status_update(v.obj(x, "statusUpdate"))
     if (x := d.get("artifact_update")) is not None:
