@@ -194,7 +194,11 @@ class HttpTransport:
         self._deadline_var: ContextVar[float] | None = (
             sys.modules["a2a_anyio._network"].DEADLINE if self.deadline_by_transport else None
         )
-        self._capped_pool = max_connections is not None
+        # httpcore counts no cap as sys.maxsize connections.
+        self._capped_pool = any(
+            getattr(getattr(t, "_pool", None), "_max_connections", sys.maxsize) < sys.maxsize
+            for t in _transports(client)
+        )
         self.max_response_bytes = max_response_bytes
         self.max_event_bytes = max_event_bytes
 

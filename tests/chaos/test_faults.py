@@ -32,6 +32,7 @@ from a2a_anyio import (
     A2AProtocolError,
     A2AServerError,
     A2ATimeoutError,
+    AgentPool,
     Message,
     MessageStream,
     StreamEvent,
@@ -413,6 +414,23 @@ async def test_slow_drip_hits_the_call_deadline(chaos_server: str) -> None:
         async with agent(chaos_server, "slow-drip", timeout=1.0) as client:
             await client.get_card()
             outcome = await attempt(lambda: client.send_message("hello"))
+        err = outcome.raised(A2ATimeoutError)
+        assert err.timeout == "deadline"
+        assert 0.9 <= outcome.seconds < 2.0
+        await assert_no_connections_left(chaos_server)
+
+
+async def test_a_full_pool_waits_no_longer_than_the_call_deadline(chaos_server: str) -> None:
+    with anyio.fail_after(BOUND):
+        # The pool's own wait for a connection is 30 s; the call's deadline is 1 s.
+        async with (
+            AgentPool(max_connections=1) as pool,
+            A2AClient(f"{chaos_server}/drip", http_client=pool.http_client, timeout=1.0) as client,
+        ):
+            await client.get_card()
+            async with client.stream_message("hello") as stream:  # holds the one connection
+                await stream.__anext__()
+                outcome = await attempt(lambda: client.get_task("any"))
         err = outcome.raised(A2ATimeoutError)
         assert err.timeout == "deadline"
         assert 0.9 <= outcome.seconds < 2.0

@@ -46,3 +46,11 @@ async def test_other_clients_get_a_cancel_scope() -> None:
         assert not keeps_deadlines(mocked)
         async with A2AClient(endpoint=RPC_URL, http_client=plain) as client:
             assert not client._http.deadline_by_transport
+
+
+async def test_a_capped_pool_is_seen_through_a_shared_client() -> None:
+    async with make_client(max_connections=2) as capped, make_client() as free:
+        async with A2AClient(endpoint=RPC_URL, http_client=capped) as client:
+            assert client._http._capped_pool
+        async with A2AClient(endpoint=RPC_URL, http_client=free) as client:
+            assert not client._http._capped_pool
