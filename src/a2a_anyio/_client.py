@@ -634,11 +634,11 @@ class A2AClient:
                 task_id=task_id if task_id is not None else msg.task_id,
             )
         config = SendConfig(
-            blocking=blocking,
-            history_length=history_length,
-            accepted_output_modes=accepted_output_modes,
-            push_config=push_config,
-            metadata=dict(metadata) if metadata else None,
+            blocking,
+            history_length,
+            accepted_output_modes,
+            push_config,
+            dict(metadata) if metadata else None,
         )
         return msg, config
 

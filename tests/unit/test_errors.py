@@ -339,3 +339,16 @@ def test_decode_http_plain_404() -> None:
         decode_http(404, b"Not Found", 1, version="1.0")
     assert info.value.status_code == 404
     assert not isinstance(info.value, A2AAuthError)
+
+
+@pytest.mark.parametrize(
+    "encoding", ["utf-8", "utf-8-sig", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]
+)
+def test_a_response_body_in_any_json_encoding(encoding: str) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"é": "ünïcode"}}).encode(encoding)
+    assert decode_http(200, body, 7, version="1.0") == {"é": "ünïcode"}
+
+
+def test_a_body_that_is_not_utf8_is_a_protocol_error() -> None:
+    with pytest.raises(A2AProtocolError, match="not JSON"):
+        decode_http(200, b'{"jsonrpc": "2.0", "id": 7, "result": "\xff"}', 7, version="1.0")

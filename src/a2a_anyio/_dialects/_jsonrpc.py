@@ -85,7 +85,7 @@ def decode_http(
     response (an HTML page, truncated JSON) is a protocol error.
     """
     try:
-        value = json.loads(content) if content else None
+        value = loads(content) if content else None
         parsed = True
     except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         value, parsed = None, False
@@ -98,6 +98,21 @@ def decode_http(
     if not parsed:
         raise A2AProtocolError(f"response is not JSON: {_preview(content)[:120]!r}")
     raise A2AProtocolError("response is not a JSON-RPC response object")
+
+
+_DECODER = json.JSONDecoder()
+
+
+def loads(content: bytes) -> Any:
+    """JSON from an HTTP body: plain UTF-8 (what the JSON RFC requires of networked JSON) is
+    read without ``json.loads``' encoding detection; a BOM, UTF-16 or UTF-32 still are."""
+    if content[:3] == b"\xef\xbb\xbf" or b"\x00" in content[:4]:
+        return json.loads(content)
+    try:
+        text = content.decode()
+    except UnicodeDecodeError:
+        return json.loads(content)  # raises, as before
+    return _DECODER.decode(text)
 
 
 def _preview(content: bytes) -> str:
