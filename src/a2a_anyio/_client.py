@@ -189,6 +189,7 @@ class A2AClient:
         self.protocol = protocol
         self.timeout = timeout
         self.idle_timeout = idle_timeout
+        self._header_cache: dict[tuple[str | None, bool], dict[str, str]] = {}
         if keep_events is not None and keep_events < 0:
             raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
         self.keep_events = keep_events
@@ -378,7 +379,14 @@ class A2AClient:
 
     # -- the wire -------------------------------------------------------------------------
 
-    def _headers(self, url: str, dialect: Dialect | None, *, rest: bool = False) -> dict[str, str]:
+    def _headers(
+        self, url: str, dialect: Dialect | None, *, rest: bool = False
+    ) -> Mapping[str, str]:
+        """The headers of a call in ``dialect`` (shared between calls: read-only)."""
+        key = (dialect.version if dialect is not None else None, rest)
+        cached = self._header_cache.get(key)
+        if cached is not None:
+            return cached
         v1 = dialect is not None and dialect.version == "1.0"
         headers = {"Content-Type": "application/a2a+json" if rest and v1 else "application/json"}
         if dialect is not None:
@@ -388,6 +396,7 @@ class A2AClient:
             headers["A2A-Extensions"] = uris
             if not v1:  # v0.3 servers read the older name
                 headers["X-A2A-Extensions"] = uris
+        self._header_cache[key] = headers
         return headers
 
     def _body(self, method: str, params: Any) -> tuple[RequestId, bytes]:

@@ -304,6 +304,8 @@ class HttpTransport:
             )
             response = await self.client.send(request, stream=True, follow_redirects=False)
             status = response.status_code
+            if status < 300:
+                return response, url
             location = response.headers.get("location") if status in _REDIRECTS else None
             if location:
                 await response.aclose()
