@@ -9,9 +9,9 @@ JSON-RPC (``kind`` discriminators, ``final``), v0.3 REST (ProtoJSON of the v0.3 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects import v03, v1
@@ -134,8 +134,16 @@ class Wire:
     def send_request(self, params: Any) -> SendRequest:
         raise NotImplementedError
 
+    #: The client-side decoder of a push-notification config in this wire's shape.
+    push_config_decoder: ClassVar[Callable[[Any], PushNotificationConfig]]
+
     def decode_push_config(self, params: Any, task_id: str | None = None) -> PushNotificationConfig:
-        raise NotImplementedError
+        config: PushNotificationConfig = _decoded(
+            type(self).push_config_decoder, _params(params), "push config"
+        )
+        if task_id is not None:
+            config.task_id = task_id
+        return config
 
 
 def _params(value: Any) -> JSONDict:
@@ -178,6 +186,8 @@ def _check_message(message: Message, strict: bool, what: str = "message") -> Non
 
 class V1Wire(Wire):
     """v1.0 ProtoJSON, the same for JSON-RPC and HTTP+JSON."""
+
+    push_config_decoder = v1.decode_push_config
 
     version = "1.0"
     has_final = False
@@ -268,13 +278,6 @@ class V1Wire(Wire):
             metadata=_params(d.get("metadata")),
         )
 
-    def decode_push_config(self, params: Any, task_id: str | None = None) -> PushNotificationConfig:
-        d = _params(params)
-        config: PushNotificationConfig = _decoded(v1.decode_push_config, d, "push config")
-        if task_id is not None:
-            config.task_id = task_id
-        return config
-
 
 # -- v0.2 / v0.3 JSON-RPC ----------------------------------------------------------------------
 
@@ -292,6 +295,8 @@ def _v03_task(wire: Wire, task: Task, kind: bool) -> JSONDict:
 
 class V03Wire(Wire):
     """v0.2 / v0.3 JSON-RPC: ``kind`` on every object, ``final`` on status updates."""
+
+    push_config_decoder = v03.decode_push_config
 
     def __init__(self, version: str = "0.3") -> None:
         self.version = version
@@ -363,13 +368,6 @@ class V03Wire(Wire):
             push_config=self.decode_push_config(push) if push is not None else None,
             metadata=_params(d.get("metadata")),
         )
-
-    def decode_push_config(self, params: Any, task_id: str | None = None) -> PushNotificationConfig:
-        d = _params(params)
-        config: PushNotificationConfig = _decoded(v03.decode_push_config, d, "push config")
-        if task_id is not None:
-            config.task_id = task_id
-        return config
 
 
 # -- v0.3 REST (ProtoJSON of the v0.3 proto) ---------------------------------------------------
