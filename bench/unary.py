@@ -4,10 +4,8 @@ Three contenders on the same ``httpx.MockTransport`` (the same response bytes):
 
 - floor: a raw httpx POST of the JSON-RPC request plus ``json.loads`` of the answer;
 - a2a-anyio: ``A2AClient(endpoint=..., http_client=..., timeout=None)``.send_message("hello"):
-  the call's deadline left to the transport, as over the network, where httpcore's own socket
-  timeouts keep it (a2a-anyio clips them to the time left); a MockTransport has none;
-- a2a-anyio-scoped: the same with the default ``timeout``, which over a transport that cannot
-  keep deadlines (this MockTransport) puts a cancel scope around each call;
+  no deadline, so no cancel scope;
+- a2a-anyio-scoped: the same with the default ``timeout``: the call's one cancel scope;
 - a2a-sdk: the 1.x ``Client`` from ``ClientFactory`` (asyncio only).
 
 Each round times N calls of every contender (in a rotating order); the result is the median

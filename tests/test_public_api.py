@@ -40,7 +40,6 @@ def test_sans_io_core_imports_neither_httpx_nor_anyio() -> None:
     core = [
         SRC / "_model.py",
         SRC / "_errors.py",
-        SRC / "_sse.py",
         *sorted((SRC / "_dialects").glob("*.py")),
     ]
     for path in core:
@@ -51,7 +50,7 @@ def test_only_the_io_boundary_imports_httpx() -> None:
     # The server-side extras (the testing kit, the push receiver) are not the client.
     server_side = {SRC / "push.py", *(SRC / "testing").rglob("*.py")}
     for path in SRC.rglob("*.py"):
-        if path.name != "_http.py" and path not in server_side:
+        if path.name not in ("_http.py", "_http_sse.py") and path not in server_side:
             assert not _imports(path) & {"httpx", "httpx_sse"}, path
 
 
@@ -60,3 +59,42 @@ def test_every_error_is_an_a2a_client_error() -> None:
         obj = getattr(a2a_anyio, name)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             assert issubclass(obj, a2a_anyio.A2AClientError), name
+
+
+def _private_names_of_httpx_and_httpcore() -> set[str]:
+    """Private attribute names of httpx's and httpcore's clients, transports and models."""
+    import httpcore
+    import httpx
+
+    objects: list[object] = [
+        httpx.AsyncClient(),
+        httpx.AsyncHTTPTransport(),
+        httpx.Request("GET", "http://agent.test/"),
+        httpx.Response(200),
+        httpx.Timeout(1.0),
+        httpx.Limits(),
+        httpcore.AsyncConnectionPool(),
+    ]
+    names: set[str] = set()
+    for obj in objects:
+        attrs = set(getattr(obj, "__dict__", {}))
+        for cls in type(obj).__mro__:
+            attrs |= set(vars(cls)) | set(getattr(cls, "__slots__", ()))
+        names |= {n for n in attrs if n.startswith("_") and not n.startswith("__")}
+    return names
+
+
+def test_no_private_attribute_of_httpx_or_httpcore_is_used() -> None:
+    private = _private_names_of_httpx_and_httpcore()
+    assert {"_transport", "_mounts", "_pool", "_transport_for_url"} <= private
+    found = []
+    for path in SRC.rglob("*.py"):
+        assert "httpcore" not in _imports(path), path
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+                if not own:
+                    found.append(f"{path.name}:{node.lineno} .{node.attr}")
+            elif isinstance(node, ast.Constant) and node.value in private:
+                found.append(f"{path.name}:{node.lineno} {node.value!r}")
+    assert not found, found

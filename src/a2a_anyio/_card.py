@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from a2a_anyio._auth import Credentials
+from a2a_anyio._deadline import deadline
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
@@ -103,13 +104,14 @@ class AgentCardFetcher:
         cached = self._cached
         if not force and cached is not None and anyio.current_time() < cached.expires:
             return cached.card
-        async with self._lock:
-            cached = self._cached  # another task may have refreshed it while we waited
-            if not force and cached is not None and anyio.current_time() < cached.expires:
-                return cached.card
-            return await self._refresh(cached)
+        with deadline(self._timeout, agent=self.base_url, method="card") as call:
+            async with self._lock:
+                cached = self._cached  # another task may have refreshed it while we waited
+                if not force and cached is not None and anyio.current_time() < cached.expires:
+                    return cached.card
+                return await self._refresh(cached, call.until)
 
-    async def _refresh(self, cached: _Cached | None) -> AgentCard:
+    async def _refresh(self, cached: _Cached | None, until: float) -> AgentCard:
         urls = [cached.url] if cached is not None else card_urls(self.base_url)
         failures: list[str] = []
         for url in urls:
@@ -117,7 +119,10 @@ class AgentCardFetcher:
             if cached is not None and cached.etag:
                 headers["If-None-Match"] = cached.etag
             resp = await self._retry.run(
-                functools.partial(self._get, url, headers), operation="card", idempotent=True
+                functools.partial(self._get, url, headers),
+                operation="card",
+                idempotent=True,
+                until=until,
             )
             if resp.status == 304 and cached is not None:
                 cached.expires = self._expiry(resp)
@@ -142,7 +147,6 @@ class AgentCardFetcher:
                 "GET",
                 url,
                 headers=headers,
-                deadline=self._timeout,
                 credentials=self._credentials,
                 max_bytes=MAX_CARD_BYTES,
             )
@@ -160,9 +164,7 @@ class AgentCardFetcher:
 
     async def _fetch_keys(self, url: str) -> Any:
         """A JWKS document for the verifier: no agent credentials, card-sized at most."""
-        resp = await self._http.request(
-            "GET", url, deadline=self._timeout, max_bytes=MAX_CARD_BYTES
-        )
+        resp = await self._http.request("GET", url, max_bytes=MAX_CARD_BYTES)
         if resp.status != 200:
             raise A2ADiscoveryError(
                 f"key set at {url}: HTTP {resp.status}", status_code=resp.status

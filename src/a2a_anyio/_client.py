@@ -17,6 +17,7 @@ import anyio
 
 from a2a_anyio._auth import AuthInput, MutualTLS, credentials
 from a2a_anyio._card import AgentCardFetcher, card_urls
+from a2a_anyio._deadline import Call, deadline
 from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect, dialect_for
 from a2a_anyio._dialects._jsonrpc import RequestId, decode_http, request
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
@@ -47,6 +48,7 @@ from a2a_anyio._http import (
     HttpTransport,
     VerifyTypes,
 )
+from a2a_anyio._http_sse import open_sse
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -72,8 +74,21 @@ MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
 
-#: What worked for a URL after a fallback: (binding, version), shared by every client.
-_LEARNED: dict[str, tuple[str, str]] = {}
+
+class LearnedWires:
+    """What worked for each URL after a fallback, as (binding, version): owned by a client,
+    or shared by the clients of one pool."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, tuple[str, str]] = {}
+
+    def get(self, key: str) -> tuple[str, str] | None:
+        """What worked for ``key``, if anything was learned."""
+        return self._by_key.get(key)
+
+    def learn(self, key: str, binding: str, version: str) -> None:
+        """Remember that ``binding`` in ``version`` worked for ``key``."""
+        self._by_key[key] = (binding, version)
 
 
 @dataclass(slots=True)
@@ -234,6 +249,7 @@ class A2AClient:
         self._target: Target | None = None
         self._candidates: list[Target] = []
         self._resolve_lock = anyio.Lock()
+        self._learned = LearnedWires()
         self._ids = itertools.count(1)
         self._closed = False
 
@@ -314,7 +330,7 @@ class A2AClient:
         async with self._resolve_lock:
             if self._target is None:
                 self._candidates = await self._find_candidates()
-                learned = _LEARNED.get(self._key)
+                learned = self._learned.get(self._key)
                 self._target = next(
                     (t for t in self._candidates if (t.binding, t.dialect.version) == learned),
                     self._candidates[0],
@@ -359,18 +375,18 @@ class A2AClient:
         if index >= len(self._candidates):
             return False
         self._target = self._candidates[index]
-        _LEARNED[self._key] = (self._target.binding, self._target.dialect.version)
+        self._learned.learn(self._key, self._target.binding, self._target.dialect.version)
         return True
 
     async def get_extended_card(self) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent)."""
-        target = await self._resolve()
+        with deadline(self.timeout, agent=self.url or self.endpoint, method="extended_card"):
+            target = await self._resolve()
         if target.dialect.version == "0.2" and target.rest is None:
             # v0.2 has no method for it: a plain GET beside the agent's endpoint.
             url = urljoin(self.url or target.url, "/agent/authenticatedExtendedCard")
-            resp = await self._http.request(
-                "GET", url, deadline=self.timeout, credentials=self._credentials
-            )
+            with deadline(self.timeout, agent=url, method="extended_card"):
+                resp = await self._http.request("GET", url, credentials=self._credentials)
             card = target.dialect.decode_card(decode_rest_http(resp.status, resp.content))
         else:
             card = await self._op("extended_card", lambda d: None, lambda d, r: d.decode_card(r))
@@ -412,7 +428,9 @@ class A2AClient:
         task_id: str | None,
         *,
         idempotent: bool = False,
+        call: Call,
     ) -> Any:
+        call.agent, call.method = url, method
         req_id, body = self._body(method, params)
         headers = self._headers(url, dialect)
         version = dialect.version if dialect is not None else "1.0"
@@ -423,7 +441,6 @@ class A2AClient:
                 url,
                 content=body,
                 headers=headers,
-                deadline=self.timeout,
                 credentials=self._credentials,
             )
             return decode_http(
@@ -436,7 +453,9 @@ class A2AClient:
             )
 
         try:
-            return await self.retry.run(attempt, operation=method, idempotent=idempotent)
+            return await self.retry.run(
+                attempt, operation=method, idempotent=idempotent, until=call.until
+            )
         except A2AClientError as exc:
             self._annotate(exc, url, method)
             raise
@@ -449,8 +468,20 @@ class A2AClient:
         *,
         task_id: str | None = None,
     ) -> T:
-        """Call operation ``op``: params built for, and the result decoded by, the dialect."""
+        """Call operation ``op``: params built for, and the result decoded by, the dialect;
+        all of it within the client's deadline."""
         self._check_open()
+        with deadline(self.timeout, agent=self.url or self.endpoint, method=op) as call:
+            return await self._run_op(op, build, decode, task_id, call)
+
+    async def _run_op(
+        self,
+        op: str,
+        build: Callable[[Dialect], Any],
+        decode: Callable[[Dialect, Any], T],
+        task_id: str | None,
+        call: Call,
+    ) -> T:
         target = self._target or await self._resolve()
         dialect = target.dialect
         if op not in dialect.methods:
@@ -460,13 +491,19 @@ class A2AClient:
             if target.rest is None:
                 method = dialect.method(op)
                 result = await self._post(
-                    target.url, dialect, method, build(dialect), task_id, idempotent=idempotent
+                    target.url,
+                    dialect,
+                    method,
+                    build(dialect),
+                    task_id,
+                    idempotent=idempotent,
+                    call=call,
                 )
             else:
-                result = await self._rest(target, op, build(dialect), idempotent)
+                result = await self._rest(target, op, build(dialect), idempotent, call)
         except A2AClientError as exc:
             if self._fall_back(target, exc):
-                return await self._op(op, build, decode, task_id=task_id)
+                return await self._run_op(op, build, decode, task_id, call)
             raise
         try:
             return decode(dialect, result)
@@ -474,10 +511,13 @@ class A2AClient:
             exc.agent, exc.method = exc.agent or target.url, exc.method or op
             raise
 
-    async def _rest(self, target: Target, op: str, params: Any, idempotent: bool) -> Any:
+    async def _rest(
+        self, target: Target, op: str, params: Any, idempotent: bool, call: Call
+    ) -> Any:
         assert target.rest is not None
         req = target.rest.request(op, params)
         url = target.url.rstrip("/") + req.path + (f"?{urlencode(req.query)}" if req.query else "")
+        call.agent, call.method = url, f"{req.method} {req.path}"
         body = json.dumps(req.body).encode() if req.body is not None else None
         headers = self._headers(url, target.dialect, rest=True)
 
@@ -487,20 +527,23 @@ class A2AClient:
                 url,
                 content=body,
                 headers=headers,
-                deadline=self.timeout,
                 credentials=self._credentials,
             )
             retry_after = parse_retry_after(resp.headers.get("retry-after"))
             return decode_rest_http(resp.status, resp.content, retry_after)
 
         try:
-            return await self.retry.run(attempt, operation=op, idempotent=idempotent)
+            return await self.retry.run(
+                attempt, operation=op, idempotent=idempotent, until=call.until
+            )
         except (A2ARPCError, A2AHTTPError) as exc:
             if req.alternative is None or isinstance(exc, (A2AAuthError, TaskNotFoundError)):
                 self._annotate(exc, url, f"{req.method} {req.path}")
                 raise
             body = json.dumps(req.alternative).encode()  # the other shape, once
-            return await self.retry.run(attempt, operation=op, idempotent=idempotent)
+            return await self.retry.run(
+                attempt, operation=op, idempotent=idempotent, until=call.until
+            )
         except A2AClientError as exc:
             self._annotate(exc, url, f"{req.method} {req.path}")
             raise
@@ -522,15 +565,16 @@ class A2AClient:
         repeat it after a server error as it does for reads.
         """
         self._check_open()
-        target = await self._resolve()
-        if target.rest is not None:  # any JSON-RPC interface the agent has will do
-            rpc = [t for t in self._candidates if t.rest is None]
-            if not rpc:
-                raise UnsupportedOperationError("call() needs a JSON-RPC interface")
-            target = rpc[0]
-        return await self._post(
-            target.url, target.dialect, method, params, None, idempotent=idempotent
-        )
+        with deadline(self.timeout, agent=self.url or self.endpoint, method=method) as call:
+            target = await self._resolve()
+            if target.rest is not None:  # any JSON-RPC interface the agent has will do
+                rpc = [t for t in self._candidates if t.rest is None]
+                if not rpc:
+                    raise UnsupportedOperationError("call() needs a JSON-RPC interface")
+                target = rpc[0]
+            return await self._post(
+                target.url, target.dialect, method, params, None, idempotent=idempotent, call=call
+            )
 
     async def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
@@ -538,13 +582,10 @@ class A2AClient:
         url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
         assert url is not None
         start = time.perf_counter()
-        await self._http.request(
-            "GET",
-            url,
-            headers=self._headers(url, None),
-            deadline=self.timeout,
-            credentials=self._credentials,
-        )
+        with deadline(self.timeout, agent=url, method="ping"):
+            await self._http.request(
+                "GET", url, headers=self._headers(url, None), credentials=self._credentials
+            )
         return (time.perf_counter() - start) * 1000.0
 
     # -- operations -----------------------------------------------------------------------
@@ -707,15 +748,21 @@ class A2AClient:
             if target.rest is None:
                 req_id, body = self._body(dialect.method(op), await params(dialect))
                 headers = self._headers(target.url, dialect)
-                conn = self._http.open_sse(
-                    "POST", target.url, content=body, headers=headers, credentials=self._credentials
+                conn = open_sse(
+                    self._http,
+                    "POST",
+                    target.url,
+                    content=body,
+                    headers=headers,
+                    credentials=self._credentials,
                 )
                 return jsonrpc_wire(conn, dialect, req_id)
             req = target.rest.request(op, await params(dialect))
             url = target.url.rstrip("/") + req.path
             content = json.dumps(req.body).encode() if req.body is not None else None
             headers = self._headers(url, dialect, rest=True)
-            conn = self._http.open_sse(
+            conn = open_sse(
+                self._http,
                 req.method,
                 url,
                 content=content,

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._client import A2AClient, LearnedWires, MessageInput
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
 from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, VerifyTypes
@@ -43,6 +43,7 @@ class AgentPool:
         self._registry = registry
         self._options = {"timeout": timeout, **client_options}
         self._clients: dict[str, A2AClient] = {}
+        self._learned = LearnedWires()
         self._closed = False
 
     @property
@@ -77,6 +78,11 @@ class AgentPool:
         return found
 
     def _make(self, url: str) -> A2AClient:
+        client = self._new_client(url)
+        client._learned = self._learned  # what one client learns of a URL, all of them know
+        return client
+
+    def _new_client(self, url: str) -> A2AClient:
         if is_url(url):
             return A2AClient(url, http_client=self._http.client, **self._options)
         registry = self.registry

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import random
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from a2a_anyio._errors import A2AClientError, A2AConnectionError
+from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2ATimeoutError
 
 T = TypeVar("T")
 
@@ -103,8 +104,19 @@ class RetryPolicy:
         cap = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         return random.uniform(0.0, cap)
 
-    async def run(self, call: Callable[[], Awaitable[T]], *, operation: str, idempotent: bool) -> T:
-        """Await ``call()`` until it succeeds or the policy gives up (then its last error)."""
+    async def run(
+        self,
+        call: Callable[[], Awaitable[T]],
+        *,
+        operation: str,
+        idempotent: bool,
+        until: float = math.inf,
+    ) -> T:
+        """Await ``call()`` until it succeeds or the policy gives up (then its last error).
+
+        ``until`` is the call's deadline (``anyio.current_time()`` clock): a wait that would
+        end past it ends the call at once with ``A2ATimeoutError`` instead.
+        """
         start = anyio.current_time() if self.deadline is not None else 0.0
         attempt = 1
         while True:
@@ -120,6 +132,8 @@ class RetryPolicy:
                 ):
                     _gave_up(exc, attempt, f"the {self.deadline}s retry deadline")
                     raise
+                if anyio.current_time() + wait > until:
+                    raise _past_deadline(exc, attempt, wait) from exc
                 if self.on_retry is not None:
                     outcome = self.on_retry(RetryAttempt(attempt, exc, wait, operation))
                     if inspect.isawaitable(outcome):
@@ -134,6 +148,21 @@ def _gave_up(error: A2AClientError, attempts: int, why: str | None = None) -> No
     if attempts > 1 or why:
         reason = why or f"{attempts} attempts"
         error.message = f"{error.message} (gave up after {reason})"
+
+
+def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATimeoutError:
+    """The call's deadline comes before the next try could start."""
+    asked = "a retry in"
+    if getattr(error, "retry_after", None) is not None:
+        asked = "the server asked to retry after"
+    timeout = A2ATimeoutError(
+        f"{error.message}; {asked} {wait:g}s, past the call's deadline",
+        timeout="deadline",
+        agent=error.agent,
+        method=error.method,
+    )
+    timeout.attempts = attempts
+    return timeout
 
 
 NO_RETRY = RetryPolicy(attempts=1)

@@ -23,7 +23,7 @@ from a2a_anyio._errors import (
     A2ARPCError,
     A2ATimeoutError,
 )
-from a2a_anyio._http import SSEConnection
+from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import (
     Message,
     StreamEvent,
@@ -361,22 +361,21 @@ class MessageStream:
             return
 
     async def _poll_final(self, cause: A2AClientError) -> None:
-        """Wait for the task's final state by polling; else fail with the cut ``cause``."""
+        """Wait for the task's final state by polling, within the idle limit and the total
+        deadline (a task that never finishes ends the stream there); else fail with the cut
+        ``cause``."""
         task = self._reducer.task
         assert task is not None
         assert self._poll is not None
         await self._drop_connection()
         self._replaying = False
-        with anyio.CancelScope(deadline=self._deadline) as scope:
+        with anyio.CancelScope(deadline=self._wait_deadline()) as scope:
             try:
                 self._polled = self._pending = await self._poll(task.id)
             except A2AClientError as exc:
                 raise _unrecovered(cause, exc) from cause.__cause__
         if scope.cancelled_caught:
-            raise A2ATimeoutError(
-                f"stream deadline timeout: nothing within {self.total_timeout}s",
-                timeout="deadline",
-            )
+            raise self._expired("stream-idle")
 
     def _is_replay(self, event: StreamEvent) -> bool:
         """After re-attaching: drop the leading snapshot (folded quietly) and repeats."""
@@ -407,9 +406,13 @@ class MessageStream:
                 return await awaitable
             finally:
                 self._idle_scope = None
+        raise self._expired(which)
+
+    def _expired(self, which: str) -> A2ATimeoutError:
+        """The time limit that ended a wait: the total deadline if it passed, else ``which``."""
         expired = "deadline" if anyio.current_time() >= self._deadline else which
         secs = self.total_timeout if expired == "deadline" else self.idle_timeout
-        raise A2ATimeoutError(f"stream {expired} timeout: nothing within {secs}s", timeout=expired)
+        return A2ATimeoutError(f"stream {expired} timeout: nothing within {secs}s", timeout=expired)
 
     def _wait_deadline(self) -> float:
         if self.idle_timeout is None:

@@ -7,7 +7,15 @@ from typing import Any
 import httpx
 import pytest
 
-from a2a_anyio import A2AClient, Message, Task, TaskArtifactUpdateEvent, TaskState, TextPart
+from a2a_anyio import (
+    A2AClient,
+    AgentPool,
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TextPart,
+)
 from a2a_anyio._dialects.legacy import LegacyDialect
 from a2a_anyio._dialects.rest import RestMapping, rest_error
 from a2a_anyio._errors import A2AHTTPError, TaskNotCancelableError, TaskNotFoundError
@@ -105,14 +113,21 @@ async def test_a_versionless_card_guessed_wrong_falls_back_and_is_remembered() -
         return await agent.handle(request)
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(handle))
-    async with A2AClient(BASE, http_client=http) as client:
-        task = await client.send_message("hi")
-        assert isinstance(task, Task)
-    assert [c["method"] for c in agent.calls] == ["message/send", "tasks/send"]
-    async with A2AClient(BASE, http_client=http) as again:  # learned: straight to tasks/send
-        await again.send_message("hi")
-    assert [c["method"] for c in agent.calls][-1] == "tasks/send"
-    assert len(agent.calls) == 3
+    async with AgentPool(http_client=http) as pool:
+        async with pool.client(BASE) as client:
+            task = await client.send_message("hi")
+            assert isinstance(task, Task)
+            assert [c["method"] for c in agent.calls] == ["message/send", "tasks/send"]
+            await client.send_message("hi")  # learned: straight to tasks/send
+            assert len(agent.calls) == 3
+        async with pool.client(BASE) as again:  # a new client of the pool knows it too
+            assert again is not client
+            await again.send_message("hi")
+        assert [c["method"] for c in agent.calls][-1] == "tasks/send"
+        assert len(agent.calls) == 4
+    async with A2AClient(BASE, http_client=http) as alone:  # learning is not process-wide
+        await alone.send_message("hi")
+    assert [c["method"] for c in agent.calls][-2:] == ["message/send", "tasks/send"]
 
 
 async def test_extensions_headers_per_version() -> None:

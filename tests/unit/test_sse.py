@@ -1,43 +1,65 @@
-"""The incremental event-stream decoder: the WHATWG rules, chunked any way, with a size cap."""
+"""Event streams through httpx-sse: the WHATWG rules, chunked any way, with a size cap."""
 
 from __future__ import annotations
 
+import anyio
+import httpx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_anyio import A2AProtocolError
-from a2a_anyio._sse import SSEDecoder
+from a2a_anyio._http import HttpTransport
+from a2a_anyio._http_sse import open_sse
+
+from ._support import ScriptedBody
+
+pytestmark = pytest.mark.anyio
+URL = "http://agent.test/"
 
 
-def decode(*chunks: bytes, limit: int = 1 << 20) -> list[str]:
-    decoder = SSEDecoder(limit, "http://agent.test/")
-    return [data for chunk in chunks for data in decoder.feed(chunk)]
+async def decode(*chunks: bytes, limit: int = 1 << 20) -> list[str]:
+    """The data of every event the body ``chunks`` carry, as the client reads them."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(200, headers=headers, stream=ScriptedBody(chunks))
+
+    mock = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    http = HttpTransport(mock, owns_client=True, max_event_bytes=limit)
+    out = []
+    try:
+        async with open_sse(http, "GET", URL, content=None, headers={}) as conn:
+            while (data := await conn.next_event()) is not None:
+                out.append(data)
+    finally:
+        await http.aclose()
+    return out
 
 
-def test_one_event_per_chunk() -> None:
-    assert decode(b'data: {"a":1}\n\n', b'data: {"b":2}\n\n') == ['{"a":1}', '{"b":2}']
+async def test_one_event_per_chunk() -> None:
+    assert await decode(b'data: {"a":1}\n\n', b'data: {"b":2}\n\n') == ['{"a":1}', '{"b":2}']
 
 
-def test_several_events_in_one_chunk_and_one_event_over_many() -> None:
+async def test_several_events_in_one_chunk_and_one_event_over_many() -> None:
     body = b"data: one\n\ndata: two\n\ndata: three\n\n"
-    assert decode(body) == ["one", "two", "three"]
-    assert decode(*(body[i : i + 1] for i in range(len(body)))) == ["one", "two", "three"]
+    assert await decode(body) == ["one", "two", "three"]
+    assert await decode(*(body[i : i + 1] for i in range(len(body)))) == ["one", "two", "three"]
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
-def test_every_line_ending(eol: bytes) -> None:
+async def test_every_line_ending(eol: bytes) -> None:
     body = b"event: update" + eol + b"data: a" + eol + b"data: b" + eol + eol
-    assert decode(body) == ["a\nb"]
+    assert await decode(body) == ["a\nb"]
 
 
-def test_crlf_split_between_chunks_is_one_line_end() -> None:
-    assert decode(b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n") == ["x", "y"]
+async def test_crlf_split_between_chunks_is_one_line_end() -> None:
+    assert await decode(b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n") == ["x", "y"]
     # a CR at a chunk's end followed by something else is a line end by itself
-    assert decode(b"data: x\r", b"\r") == ["x"]
+    assert await decode(b"data: x\r", b"\r") == ["x"]
 
 
-def test_comments_unknown_fields_and_field_spellings() -> None:
+async def test_comments_unknown_fields_and_field_spellings() -> None:
     body = (
         b": keep-alive\n\n"  # a comment alone is no event
         b"data:no space\n"
@@ -46,45 +68,37 @@ def test_comments_unknown_fields_and_field_spellings() -> None:
         b"data\n"  # a field name alone: empty data, a line of its own
         b"\n"
     )
-    assert decode(body) == ["no space\n two spaces\n"]
+    assert await decode(body) == ["no space\n two spaces\n"]
 
 
-def test_events_without_data_are_dropped() -> None:
+async def test_events_without_data_are_dropped() -> None:
     body = b"event: ping\n\ndata:\n\nevent: named\ndata: x\n\ndata: y\n\n"
-    assert decode(body) == ["x", "y"]
+    assert await decode(body) == ["x", "y"]
 
 
-def test_named_event_split_from_its_data() -> None:
-    assert decode(b"event: status\n", b"data: z\n\n") == ["z"]
+async def test_named_event_split_from_its_data() -> None:
+    assert await decode(b"event: status\n", b"data: z\n\n") == ["z"]
 
 
-def test_a_comment_line_before_an_event_counts_toward_its_size() -> None:
-    assert decode(b": " + b"x" * 60 + b"\n", b"data: " + b"y" * 30 + b"\n\n", limit=200) == [
-        "y" * 30
-    ]
+async def test_comment_lines_count_toward_the_bytes_held_for_an_event() -> None:
+    comment = b": " + b"x" * 60 + b"\n"
+    assert await decode(comment, b"data: " + b"y" * 30 + b"\n\n", limit=100) == ["y" * 30]
     with pytest.raises(A2AProtocolError):
-        decode(
-            b"data: a\n\n", b": " + b"x" * 60 + b"\n", b"data: " + b"y" * 50 + b"\n\n", limit=100
-        )
+        await decode(b"data: a\n\n", comment, comment, b"data: y\n\n", limit=100)
 
 
-def test_id_retry_and_bom() -> None:
-    decoder = SSEDecoder(1 << 20)
-    events = decoder.feed(b"\xef\xbb\xbfid: 7\nretry: 1500\ndata: x\n\n")
-    assert events == ["x"]
-    assert decoder.last_id == "7"
-    assert decoder.retry == 1500
-    decoder.feed(b"id: a\x00b\nretry: soon\n\n")  # ignored: NUL in an id, a non-number
-    assert decoder.last_id == "7"
-    assert decoder.retry == 1500
+async def test_a_bom_and_any_id_or_retry_value() -> None:
+    assert await decode(b"\xef\xbb\xbfid: 7\nretry: 1500\ndata: x\n\n") == ["x"]
+    hostile = b"id: a\x00b\nretry: " + b"9" * 5000 + b"\nretry: \xc2\xb9\nid: " + b"1" * 5000
+    assert await decode(hostile + b"\ndata: y\n\n") == ["y"]
 
 
-def test_an_unfinished_event_is_not_delivered() -> None:
-    assert decode(b"data: complete\n\n", b"data: cut short\n") == ["complete"]
+async def test_an_unfinished_event_is_not_delivered() -> None:
+    assert await decode(b"data: complete\n\n", b"data: cut short\n") == ["complete"]
 
 
-def test_invalid_utf8_is_replaced() -> None:
-    assert decode(b"data: \xff\xfe\n\n") == ["\ufffd\ufffd"]
+async def test_invalid_utf8_is_replaced() -> None:
+    assert await decode(b"data: \xff\xfe\n\n") == ["\ufffd\ufffd"]
 
 
 @pytest.mark.parametrize(
@@ -96,15 +110,15 @@ def test_invalid_utf8_is_replaced() -> None:
     ],
     ids=["whole", "partial-line", "comment"],
 )
-def test_an_event_over_the_limit_is_refused(chunks: list[bytes]) -> None:
+async def test_an_event_over_the_limit_is_refused(chunks: list[bytes]) -> None:
     with pytest.raises(A2AProtocolError, match=r"agent\.test/ is larger than 100 bytes"):
-        decode(*chunks, limit=100)
+        await decode(*chunks, limit=100)
 
 
-def test_the_limit_is_per_event() -> None:
+async def test_the_limit_is_per_event() -> None:
     event = b"data: " + b"x" * 80 + b"\n\n"
-    assert len(decode(event * 50, limit=100)) == 50
-    assert len(decode(*[event] * 50, limit=100)) == 50
+    assert len(await decode(event * 50, limit=100)) == 50
+    assert len(await decode(*[event] * 50, limit=100)) == 50
 
 
 _LINES = st.lists(
@@ -119,14 +133,18 @@ _LINES = st.lists(
 )
 
 
+@settings(deadline=None)
 @given(
     lines=_LINES,
     eol=st.sampled_from([b"\n", b"\r\n", b"\r"]),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=20),
+    backend=st.sampled_from(["asyncio", "trio"]),
 )
-def test_chunking_never_changes_the_events(lines: list[bytes], eol: bytes, cuts: list[int]) -> None:
+def test_chunking_never_changes_the_events(
+    lines: list[bytes], eol: bytes, cuts: list[int], backend: str
+) -> None:
     body = eol.join(lines) + eol + eol
-    whole = decode(body)
+    whole = anyio.run(decode, body, backend=backend)
     points = sorted({c for c in cuts if c < len(body)})
     pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
-    assert decode(*pieces) == whole
+    assert anyio.run(decode, *pieces, backend=backend) == whole

@@ -1,0 +1,218 @@
+"""The I/O boundary's event streams: httpx-sse frames them, over bytes counted on arrival.
+
+httpx-sse turns a response into events. Around it: each chunk is reported as it arrives (bytes
+of a keep-alive comment push a stream's idle limit back), and an event that grows past
+``max_event_bytes`` is refused before more than the limit plus one network chunk is buffered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping
+from types import TracebackType
+
+import anyio
+import httpx
+from httpx_sse import EventSource, ServerSentEvent
+
+from a2a_anyio._auth import Credentials
+from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError
+from a2a_anyio._http import HTTPX_ERRORS, HttpTransport, RawResponse, finish, mapped
+
+_BOM = b"\xef\xbb\xbf"
+#: Every way a blank line (the end of an event) can be spelled with CR, LF and CRLF.
+_EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
+
+
+def oversize(url: str, limit: int) -> A2AProtocolError:
+    """The error for an event larger than ``max_event_bytes``."""
+    return A2AProtocolError(f"an event from {url} is larger than {limit} bytes")
+
+
+class _CountedBody(httpx.AsyncByteStream):
+    """A response's decoded bytes, counted between event ends, for httpx-sse to frame."""
+
+    def __init__(
+        self, response: httpx.Response, limit: int, url: str, on_chunk: Callable[[], None]
+    ) -> None:
+        self._response = response
+        self._limit = limit
+        self._url = url
+        self._on_chunk = on_chunk
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        pending = 0  # bytes since the last event end: what the framer may be holding
+        last = b""
+        first = True
+        chunks = self._response.aiter_bytes()
+        async for chunk in chunks:
+            if first:
+                first = False
+                if chunk.startswith(_BOM):  # httpx-sse reads plain UTF-8, which keeps a BOM
+                    chunk = chunk[len(_BOM) :]
+            self._on_chunk()
+            window = last + chunk
+            end = max(window.rfind(sep) for sep in _EVENT_ENDS)
+            pending = len(window) - end - 2 if end >= 0 else pending + len(chunk)
+            if pending > self._limit:
+                await self._response.aclose()
+                await finish(chunks)  # every generator under this one ends now, not in the GC
+                raise oversize(self._url, self._limit)
+            if chunk:
+                last = chunk[-1:]
+                yield chunk
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class SSEConnection:
+    """An open event stream; ``error_response`` is set instead when the server did not stream.
+
+    Servers answer a failing streaming call with a plain JSON body (or an HTTP error) rather
+    than an event stream; that answer is read whole and kept for the caller to decode.
+    """
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+        credentials: Credentials | None = None,
+        get_on_405: bool = False,
+    ) -> None:
+        self._transport = transport
+        self._get_on_405 = get_on_405
+        self._method = method
+        self._credentials = credentials
+        self.url = url
+        self._content = content
+        self._headers = {**headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        self._response: httpx.Response | None = None
+        self._events: AsyncIterator[ServerSentEvent] | None = None
+        self._max_event_bytes = transport.max_event_bytes
+        self.error_response: RawResponse | None = None
+        #: Called when bytes of the stream arrive (a keep-alive comment too).
+        self.on_activity: Callable[[], None] = _nothing
+        #: The longest wait allowed for the next bytes of the stream (set before entering).
+        self.idle_timeout: float | None = None
+
+    @property
+    def idle_by_transport(self) -> bool:
+        """True when httpx's per-read timeout bounds the idle gap (no scope per read needed)."""
+        return self.idle_timeout is not None and self._transport.bounds_reads
+
+    async def __aenter__(self) -> SSEConnection:
+        transport = self._transport
+        base = transport.client.timeout
+        # httpx's network transport applies its read timeout to every socket read, so it
+        # bounds the idle gap; other transports (mocks, in-process ASGI) ignore it, and the
+        # reader guards them with a cancel scope instead.
+        read = self.idle_timeout if self.idle_by_transport else None
+        timeout = httpx.Timeout(connect=base.connect, read=read, write=base.write, pool=base.pool)
+        try:
+            response, _ = await transport.exchange(
+                self._method, self.url, self._content, self._headers, self._credentials, timeout
+            )
+            if response.status_code == 405 and self._get_on_405:
+                # REST subscribe: POST says the spec, GET the proto; servers differ.
+                await response.aclose()
+                response, _ = await transport.exchange(
+                    "GET", self.url, None, self._headers, self._credentials, timeout
+                )
+        except HTTPX_ERRORS as exc:
+            raise self._error(exc) from exc
+        self._response = response
+        ctype = response.headers.get("content-type", "")
+        if response.status_code != 200 or "text/event-stream" not in ctype:
+            try:
+                body = await transport.read_body(response, self.url)
+            except HTTPX_ERRORS as exc:
+                raise mapped(exc, self.url) from exc
+            finally:
+                await self.aclose()
+            self.error_response = RawResponse(
+                response.status_code, response.headers, body, self.url
+            )
+            return self
+        counted = _CountedBody(response, transport.max_event_bytes, self.url, self._activity)
+        framed = httpx.Response(
+            response.status_code,
+            headers={"content-type": ctype},  # the bytes are decoded already
+            stream=counted,
+            request=response.request,
+        )
+        self._events = EventSource(framed).aiter_sse()
+        return self
+
+    def _activity(self) -> None:
+        self.on_activity()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def next_event(self) -> str | None:
+        """The data of the next event that carries some (comments and empty events skipped);
+        None at the end of the body."""
+        events = self._events
+        if events is None:
+            return None
+        try:
+            while True:
+                try:
+                    event = await events.__anext__()
+                except StopAsyncIteration:
+                    return None
+                data = event.data
+                if len(data) > self._max_event_bytes:  # one that came whole in one chunk
+                    raise self._oversize()
+                if data:
+                    return data
+        except HTTPX_ERRORS as exc:
+            raise self._error(exc) from exc
+
+    def _oversize(self) -> A2AProtocolError:
+        return oversize(self.url, self._max_event_bytes)
+
+    def _error(self, exc: Exception) -> A2AClientError:
+        if isinstance(exc, httpx.ReadTimeout) and self.idle_by_transport:
+            return A2ATimeoutError(
+                f"stream stream-idle timeout: nothing from {self.url} within {self.idle_timeout}s",
+                timeout="stream-idle",
+            )
+        return mapped(exc, self.url)
+
+    async def aclose(self) -> None:
+        """Release the connection; safe to call more than once, also while cancelled."""
+        events, self._events = self._events, None
+        response, self._response = self._response, None
+        with anyio.CancelScope(shield=True):
+            if response is not None:
+                await response.aclose()
+            if events is not None:
+                await finish(events)
+
+
+def _nothing() -> None:
+    pass
+
+
+def open_sse(
+    transport: HttpTransport,
+    method: str,
+    url: str,
+    *,
+    content: bytes | None,
+    headers: Mapping[str, str],
+    credentials: Credentials | None = None,
+    get_on_405: bool = False,
+) -> SSEConnection:
+    """A server-sent-events connection, opened by entering it; ``get_on_405`` sends it again
+    as a GET when the method is not allowed."""
+    return SSEConnection(transport, method, url, content, headers, credentials, get_on_405)

@@ -1,0 +1,151 @@
+"""One deadline per call: discovery, redirects, token fetches, retries, Retry-After waits and
+follow-up polling all end by ``timeout``; on trio's MockClock."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from a2a_anyio import (
+    A2AClient,
+    A2ATimeoutError,
+    OAuth2ClientCredentials,
+    RetryPolicy,
+)
+
+from ._support import BASE, RPC_URL, on_mock_clock, rpc_result, v1_card
+from .test_stream import StreamingAgent, connect, v1_status, v1_task
+
+pytestmark = [pytest.mark.anyio, pytest.mark.retry_delays]
+
+TASK = {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+WORKING = {**TASK, "status": {"state": "TASK_STATE_WORKING"}}
+
+
+def client_for(handle: Any, **options: Any) -> A2AClient:
+    http = httpx.AsyncClient(transport=httpx.MockTransport(handle))
+    options.setdefault("endpoint", RPC_URL)
+    return A2AClient(http_client=http, **options)
+
+
+async def get_task_timing(client: A2AClient) -> tuple[A2ATimeoutError, float]:
+    start = anyio.current_time()
+    async with client:
+        with pytest.raises(A2ATimeoutError) as info:
+            await client.get_task("t-1")
+    return info.value, anyio.current_time() - start
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("protocol", ["1.0", "rest"])
+async def test_a_retry_after_past_the_deadline_ends_the_call_at_once(protocol: str) -> None:
+    calls: list[float] = []
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("agent-card.json"):
+            rest = {"url": BASE + "/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+            return httpx.Response(200, json=v1_card(supportedInterfaces=[rest]))
+        calls.append(anyio.current_time())
+        return httpx.Response(503, headers={"Retry-After": "60"})
+
+    options = {"url": BASE, "endpoint": None} if protocol == "rest" else {}
+    error, took = await get_task_timing(client_for(handle, timeout=10, **options))
+    assert took == 0 and len(calls) == 1
+    assert error.timeout == "deadline"
+    assert "retry after 60s, past the call's deadline" in str(error)
+    assert "503" in str(error) and isinstance(error.__cause__, Exception)
+
+
+@on_mock_clock()
+async def test_slow_failing_answers_and_their_retries_end_at_the_deadline() -> None:
+    calls: list[float] = []
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        calls.append(anyio.current_time())
+        await anyio.sleep(3)
+        return httpx.Response(503)
+
+    policy = RetryPolicy(attempts=10, backoff=0.1, max_backoff=0.1)
+    error, took = await get_task_timing(client_for(handle, timeout=7, retry=policy))
+    assert took == pytest.approx(7)
+    assert len(calls) == 3  # the third try was cut by the deadline
+    assert error.timeout == "deadline" and error.method == "GetTask"
+
+
+@on_mock_clock()
+async def test_discovery_is_inside_the_deadline() -> None:
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep(4)
+        if request.method == "GET":
+            return httpx.Response(200, json=v1_card())
+        return httpx.Response(200, json=rpc_result(json.loads(request.content)["id"], TASK))
+
+    error, took = await get_task_timing(client_for(handle, url=BASE, endpoint=None, timeout=6))
+    assert took == pytest.approx(6) and error.timeout == "deadline"
+
+
+@on_mock_clock()
+async def test_redirects_and_the_token_fetch_are_inside_the_deadline() -> None:
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep(2)
+        if request.url.path == "/token":
+            return httpx.Response(200, json={"access_token": "t", "expires_in": 3600})
+        # every answer is a redirect to the next hop, each two seconds away
+        hop = int(request.url.params.get("hop", "0"))
+        return httpx.Response(307, headers={"Location": f"{RPC_URL}?hop={hop + 1}"})
+
+    auth = OAuth2ClientCredentials(BASE + "/token", "client", "secret")
+    error, took = await get_task_timing(client_for(handle, timeout=5, auth=auth))
+    assert took == pytest.approx(5) and error.timeout == "deadline"
+
+
+@on_mock_clock()
+async def test_the_card_fetch_has_the_same_deadline() -> None:
+    async def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, headers={"Retry-After": "30"})
+
+    async with client_for(handle, url=BASE, endpoint=None, timeout=10) as client:
+        with pytest.raises(A2ATimeoutError, match="past the call's deadline"):
+            await client.get_card()
+        assert anyio.current_time() == 0
+
+
+@on_mock_clock()
+@pytest.mark.parametrize(
+    ("limits", "expired", "after"),
+    [
+        ({"idle_timeout": 40}, "stream-idle", 40),
+        ({"idle_timeout": None, "total_timeout": 90}, "deadline", 90),
+        ({"idle_timeout": 500, "total_timeout": 90}, "deadline", 90),
+    ],
+)
+async def test_a_task_that_never_finishes_after_a_refused_re_attach_is_not_polled_forever(
+    limits: dict[str, Any], expired: str, after: float
+) -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", [v1_task(), v1_status("WORKING")])
+    agent.errors["SubscribeToTask"] = {"code": -32004, "message": "cannot re-attach"}
+    agent.results["GetTask"] = WORKING
+    async with connect(agent) as client:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError) as info:
+            await client.stream_message("x", **limits).result()
+        took = anyio.current_time() - start
+    assert info.value.timeout == expired
+    assert after <= took <= after + 3  # a poll in flight is cut, not awaited
+    assert [c["method"] for c in agent.calls].count("GetTask") > 3
+
+
+@on_mock_clock()
+async def test_a_users_own_scope_ends_a_call_with_retries_pending() -> None:
+    async def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, headers={"Retry-After": "5"})
+
+    async with client_for(handle, timeout=None, retry=RetryPolicy(attempts=100)) as client:
+        with anyio.move_on_after(12) as scope:
+            await client.get_task("t-1")
+    assert scope.cancelled_caught and anyio.current_time() == 12
