@@ -18,19 +18,27 @@ class A2AClientError(Exception):
     """Root of every error the client raises at run time.
 
     ``retryable`` says whether trying again may help; ``agent`` and ``method`` say where the
-    failure happened, when known; ``events`` holds the stream events received before it;
-    ``attempts`` how many tries the retry policy made.
+    failure happened, when known, and ``request_id`` which JSON-RPC request it answered;
+    ``events`` holds the stream events received before it; ``attempts`` how many tries the
+    retry policy made.
     """
 
     retryable: bool = False
+    request_id: int | str | None = None
 
     def __init__(
-        self, message: str, *, agent: str | None = None, method: str | None = None
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        method: str | None = None,
+        request_id: int | str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.agent = agent
         self.method = method
+        self.request_id = request_id
         self.events: list[StreamEvent] = []
         self.attempts = 1
 

@@ -115,5 +115,20 @@ def loads(content: bytes) -> Any:
     return _DECODER.decode(text)
 
 
+def loads_event(data: str) -> Any:
+    """One SSE event's JSON, or A2AProtocolError (``raw_decode`` without ``json.loads``'
+    per-call checks: this runs for every event)."""
+    try:
+        value, end = _DECODER.raw_decode(data)
+        if end == len(data) or data[end:].isspace():
+            return value
+        raise ValueError("extra data after the JSON value")
+    except (ValueError, RecursionError) as exc:
+        try:  # leading whitespace, which raw_decode does not skip
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            raise A2AProtocolError(f"stream event is not JSON: {data[:120]!r}") from exc
+
+
 def _preview(content: bytes) -> str:
     return content[:2000].decode("utf-8", "replace")

@@ -1,0 +1,360 @@
+"""Wire requests and the base every codec extends.
+
+A codec is one (binding, dialect) pair bound to one interface URL. The client runs one line
+through it: ``codec.encode(op, args)`` -> send the ``WireRequest`` -> ``codec.decode(...)``;
+streams read each event's data through ``codec.event_decoder(request)``. Nothing here does
+I/O. The operations and their arguments are in ``ops``, the concrete codecs in
+``jsonrpc_codec`` and ``rest_codec``; ``codec_for`` (in the package) chooses one.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+
+from a2a_anyio._dialects.base import Dialect
+from a2a_anyio._dialects.ops import (
+    ARGS,
+    Call,
+    Cancel,
+    ListTasks,
+    Op,
+    OpArgs,
+    PushCreate,
+    PushRef,
+    Send,
+    TaskRef,
+)
+from a2a_anyio._errors import (
+    A2AAuthError,
+    A2AClientError,
+    A2AHTTPError,
+    A2ARPCError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a_anyio._model import (
+    AgentCard,
+    Message,
+    PushNotificationConfig,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPage,
+    TaskStatusUpdateEvent,
+)
+
+R = TypeVar("R")
+RequestId = int | str
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+class Fallback(enum.Enum):
+    """When a request's ``alternative`` is to be sent (see ``WireRequest.alternative_for``)."""
+
+    #: The answer was HTTP 405 (REST subscribe: POST per the spec, GET per the proto).
+    METHOD_NOT_ALLOWED = "405"
+    #: Any A2ARPCError or A2AHTTPError except A2AAuthError and TaskNotFoundError (v0.3 REST
+    #: push-config create: peers disagree on the body's shape).
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest(Generic[R]):
+    """One HTTP request, ready to send; ``R`` is what ``decode`` makes of its answer.
+
+    ``headers`` are shared between requests (read-only); credentials are not among them.
+    ``name`` is how errors name the call: the JSON-RPC method, or the HTTP verb and path
+    relative to the interface URL. ``request_id`` is None when the body is no JSON-RPC
+    request (REST, and the plain GET of the v0.2 extended card).
+
+    ``alternative`` is the one other form of the same call. Send it once, instead of
+    failing, when ``alternative_for(error)`` returns it for the error that decoding this
+    request's answer raised (after the retry policy gave up): ``when`` says which errors
+    those are. Its answer is decoded with the same codec, and it has no alternative itself.
+    """
+
+    op: Op
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes | None
+    idempotent: bool
+    request_id: RequestId | None
+    name: str
+    #: The task the call is about, for TaskNotFoundError.task_id.
+    task_id: str | None = None
+    alternative: WireRequest[R] | None = None
+    when: Fallback | None = None
+
+    @property
+    def streams(self) -> bool:
+        """True when the answer is expected as an event stream."""
+        return self.op.streams
+
+    def alternative_for(self, error: A2AClientError) -> WireRequest[R] | None:
+        """The request to send once after ``error``, or None to raise ``error``."""
+        if self.alternative is None:
+            return None
+        if self.when is Fallback.METHOD_NOT_ALLOWED:
+            wanted = isinstance(error, A2AHTTPError) and error.status_code == 405
+        else:
+            wanted = isinstance(error, (A2ARPCError, A2AHTTPError)) and not isinstance(
+                error, (A2AAuthError, TaskNotFoundError)
+            )
+        return self.alternative if wanted else None
+
+
+def annotate(exc: A2AClientError, request: WireRequest[Any]) -> None:
+    """Say which call ``exc`` belongs to (without overwriting what it already says)."""
+    exc.method = exc.method or request.name
+    if exc.request_id is None:
+        exc.request_id = request.request_id
+    if isinstance(exc, TaskNotFoundError) and exc.task_id is None:
+        exc.task_id = request.task_id
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """A response header by its lower-case name, in any mapping (httpx's is case-blind)."""
+    value = headers.get(name)
+    if value is None:
+        value = next((v for k, v in headers.items() if k.lower() == name), None)
+    return value
+
+
+def ends_stream(event: StreamEvent, version: str) -> bool:
+    """True when ``event`` is the last of its stream in A2A ``version``."""
+    if isinstance(event, TaskArtifactUpdateEvent):  # the most frequent, tested first
+        return False
+    if isinstance(event, TaskStatusUpdateEvent):
+        return event.final  # the v1.0 decoders set it for terminal and interrupted states
+    if isinstance(event, Message):
+        return True
+    state = event.status.state
+    # v1.0 closes after a terminal or interrupted state; older dialects send final: true.
+    return state.is_terminal or (version == "1.0" and state.is_interrupted)
+
+
+# What each operation's result becomes (lambdas: a dialect's override must be the one called).
+RESULTS: dict[Op, Callable[[Dialect, Any], Any]] = {
+    Op.SEND: lambda d, r: d.decode_send_result(r),
+    Op.STREAM: lambda d, r: d.decode_event(r),
+    Op.SUBSCRIBE: lambda d, r: d.decode_event(r),
+    Op.GET: lambda d, r: d.decode_task(r),
+    Op.CANCEL: lambda d, r: d.decode_task(r),
+    Op.LIST: lambda d, r: d.decode_task_page(r),
+    Op.PUSH_CREATE: lambda d, r: d.decode_push_config(r),
+    Op.PUSH_GET: lambda d, r: d.decode_push_config(r),
+    Op.PUSH_LIST: lambda d, r: d.decode_push_configs(r),
+    Op.PUSH_DELETE: lambda d, r: None,
+    Op.EXTENDED_CARD: lambda d, r: d.decode_card(r),
+    Op.CALL: lambda d, r: r,
+}
+
+
+# -- codecs ----------------------------------------------------------------------------------
+
+
+class EventDecoder(ABC):
+    """Reads the events of one stream: ``decode`` each SSE event's data, ``ends`` says
+    whether an event is the last."""
+
+    def __init__(self, dialect: Dialect, request: WireRequest[Any]) -> None:
+        self.dialect = dialect
+        self.request = request
+        self._version = dialect.version
+
+    @abstractmethod
+    def decode(self, data: str) -> StreamEvent:
+        """One event from its data, or the error it carries raised (A2AProtocolError for
+        data that is not JSON or not an event)."""
+
+    def ends(self, event: StreamEvent) -> bool:
+        """True when ``event`` ends the stream (terminal state, ``final``, or a Message)."""
+        return ends_stream(event, self._version)
+
+
+class WireCodec(ABC):
+    """One binding and dialect at one interface URL: sans-IO ``encode`` / ``decode``.
+
+    ``tenant`` is the interface's tenant (v1.0), ``extensions`` the extension URIs every
+    request opts in to. Request ids come from a counter of this object.
+    """
+
+    #: "jsonrpc" or "rest".
+    binding: ClassVar[str]
+    #: How messages name the binding.
+    binding_name: ClassVar[str]
+
+    def __init__(
+        self, url: str, *, tenant: str | None = None, extensions: Sequence[str] = ()
+    ) -> None:
+        self.url = url
+        self.tenant = tenant
+        self.extensions = tuple(extensions)
+        self.dialect = self.make_dialect(tenant)
+        self._ids = itertools.count(1)
+        unary = self._base_headers()
+        self._unary_headers: Mapping[str, str] = MappingProxyType(unary)
+        self._stream_headers: Mapping[str, str] = MappingProxyType(
+            {**unary, "Accept": "text/event-stream"}
+        )
+
+    @staticmethod
+    @abstractmethod
+    def make_dialect(tenant: str | None) -> Dialect:
+        """The payload dialect of this codec."""
+
+    @property
+    def version(self) -> str:
+        """The dialect's version: "1.0", "0.3", "0.2" or "legacy"."""
+        return self.dialect.version
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url!r}>"
+
+    def _content_type(self) -> str:
+        return "application/json"
+
+    def _base_headers(self) -> dict[str, str]:
+        headers = {"Content-Type": self._content_type(), **self.dialect.headers()}
+        headers.update(self._extension_headers())
+        return headers
+
+    def _extension_headers(self) -> dict[str, str]:
+        if not self.extensions:
+            return {}
+        uris = ",".join(self.extensions)
+        if self.version == "1.0":
+            return {"A2A-Extensions": uris}
+        return {"A2A-Extensions": uris, "X-A2A-Extensions": uris}  # v0.3 reads the older name
+
+    def headers(self, op: Op) -> Mapping[str, str]:
+        """The headers of a request for ``op`` (read-only, shared)."""
+        return self._stream_headers if op.streams else self._unary_headers
+
+    def supports(self, op: Op) -> bool:
+        """True when this binding and dialect have ``op``."""
+        return op.value in self.dialect.methods
+
+    def next_id(self) -> int:
+        """A new JSON-RPC request id."""
+        return next(self._ids)
+
+    @overload
+    def encode(self, op: Literal[Op.SEND], args: Send) -> WireRequest[Task | Message]: ...
+    @overload
+    def encode(
+        self, op: Literal[Op.STREAM, Op.SUBSCRIBE], args: Send | TaskRef
+    ) -> WireRequest[StreamEvent]: ...
+    @overload
+    def encode(self, op: Literal[Op.GET], args: TaskRef) -> WireRequest[Task]: ...
+    @overload
+    def encode(self, op: Literal[Op.CANCEL], args: Cancel) -> WireRequest[Task]: ...
+    @overload
+    def encode(self, op: Literal[Op.LIST], args: ListTasks) -> WireRequest[TaskPage]: ...
+    @overload
+    def encode(
+        self, op: Literal[Op.PUSH_CREATE], args: PushCreate
+    ) -> WireRequest[PushNotificationConfig]: ...
+    @overload
+    def encode(
+        self, op: Literal[Op.PUSH_GET], args: PushRef
+    ) -> WireRequest[PushNotificationConfig]: ...
+    @overload
+    def encode(
+        self, op: Literal[Op.PUSH_LIST], args: PushRef
+    ) -> WireRequest[list[PushNotificationConfig]]: ...
+    @overload
+    def encode(self, op: Literal[Op.PUSH_DELETE], args: PushRef) -> WireRequest[None]: ...
+    @overload
+    def encode(self, op: Literal[Op.EXTENDED_CARD], args: None) -> WireRequest[AgentCard]: ...
+    @overload
+    def encode(self, op: Literal[Op.CALL], args: Call) -> WireRequest[Any]: ...
+    @overload
+    def encode(self, op: Op, args: OpArgs) -> WireRequest[Any]: ...
+
+    def encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
+        """The request of ``op`` with ``args``.
+
+        UnsupportedOperationError when the binding or dialect lacks ``op``; ValueError for
+        arguments that do not fit it.
+        """
+        expected = ARGS[op]
+        if not isinstance(args, expected):
+            raise ValueError(f"{op.value} takes {expected.__name__}, not {type(args).__name__}")
+        if not self.supports(op):
+            raise UnsupportedOperationError(
+                f"{op.value} is not part of A2A v{self.version} over {self.binding_name}",
+                method=op.value,
+            )
+        return self._encode(op, args)
+
+    @abstractmethod
+    def _encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
+        """``encode`` for a supported op with fitting args."""
+
+    def params(self, op: Op, args: OpArgs) -> tuple[Any, str | None]:
+        """The dialect's params of ``op`` and the task the call is about."""
+        d = self.dialect
+        if isinstance(args, Send):
+            return d.send_params(args.message, args.config), args.message.task_id
+        if isinstance(args, TaskRef):
+            if op is Op.SUBSCRIBE:
+                if args.history_length is not None:
+                    raise ValueError("subscribe takes no history_length")
+                return d.subscribe_params(args.task_id), args.task_id
+            return d.task_params(args.task_id, args.history_length), args.task_id
+        if isinstance(args, Cancel):
+            return d.cancel_params(args.task_id, args.metadata), args.task_id
+        if isinstance(args, ListTasks):
+            params = d.list_tasks_params(
+                args.context_id,
+                args.limit,
+                args.cursor,
+                status=args.status,
+                history_length=args.history_length,
+                include_artifacts=args.include_artifacts,
+                updated_after=args.updated_after,
+            )
+            return params, None
+        if isinstance(args, PushCreate):
+            return d.push_create_params(args.config), args.config.task_id
+        if isinstance(args, PushRef):
+            if op is Op.PUSH_LIST:
+                return d.push_list_params(args.task_id), args.task_id
+            if op is Op.PUSH_GET:
+                return d.push_get_params(args.task_id, args.config_id), args.task_id
+            if args.config_id is None:
+                raise ValueError("push_delete needs a config_id")
+            return d.push_delete_params(args.task_id, args.config_id), args.task_id
+        if isinstance(args, Call):
+            return args.params, None
+        return None, None  # EXTENDED_CARD
+
+    @abstractmethod
+    def decode(
+        self, request: WireRequest[R], status: int, headers: Mapping[str, str], body: bytes
+    ) -> R:
+        """The typed result of ``request`` from its answer, or the typed error raised.
+
+        A streaming op answered with a plain body gives the one StreamEvent it carries.
+        401/403 raise A2AAuthError, other error statuses A2AHTTPError (``retry_after`` from
+        ``Retry-After``) unless the body names a finer error; a body that is not what the
+        binding promises raises A2AProtocolError. Errors carry ``request.name`` as their
+        ``method`` and ``request.request_id``.
+        """
+
+    def _result(self, request: WireRequest[R], value: Any) -> R:
+        return cast(R, RESULTS[request.op](self.dialect, value))
+
+    @abstractmethod
+    def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
+        """The reader of the events of the stream ``request`` opened."""
