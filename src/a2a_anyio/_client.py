@@ -1,42 +1,51 @@
-"""A2AClient: every A2A operation against one agent, on asyncio and trio."""
+"""A2AClient: every A2A operation against one agent, on asyncio and trio.
+
+Each operation runs one line: resolve the wire codec, ``codec.encode(op, args)``, send through
+the HTTP layer, ``codec.decode(...)``; all of it inside the call's one deadline.
+"""
 
 from __future__ import annotations
 
 import inspect
-import itertools
-import json
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import anyio
 
 from a2a_anyio._auth import AuthInput, MutualTLS, credentials
 from a2a_anyio._card import AgentCardFetcher, card_urls
-from a2a_anyio._deadline import Call, deadline
-from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect, dialect_for
-from a2a_anyio._dialects._jsonrpc import RequestId, decode_http, request
-from a2a_anyio._dialects._values import retry_after as parse_retry_after
-from a2a_anyio._dialects.card import PROTOCOLS, candidates, describe_security, parse_card
-from a2a_anyio._dialects.rest import (
-    RestMapping,
-    decode_rest_http,
-    rest_dialect,
-    unwrap_rest_event,
+from a2a_anyio._deadline import Call as CallInProgress
+from a2a_anyio._deadline import deadline
+from a2a_anyio._dialects import (
+    Call,
+    Cancel,
+    Fallback,
+    ListTasks,
+    Op,
+    OpArgs,
+    PushCreate,
+    PushRef,
+    Send,
+    SendConfig,
+    TaskRef,
+    V03Dialect,
+    V1Dialect,
+    WireCodec,
+    WireRequest,
+    codec_for,
 )
+from a2a_anyio._dialects.card import PROTOCOLS, candidates, describe_security, parse_card
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
     A2AHTTPError,
-    A2ARPCError,
     A2ATimeoutError,
     MethodNotFoundError,
-    TaskNotFoundError,
-    UnsupportedOperationError,
     VersionNotSupportedError,
 )
 from a2a_anyio._http import (
@@ -52,7 +61,6 @@ from a2a_anyio._http_sse import open_sse
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
-    JSONDict,
     Message,
     PushNotificationConfig,
     StreamEvent,
@@ -60,15 +68,9 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
-from a2a_anyio._retry import IDEMPOTENT_OPS, RetryPolicy
+from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._signing import CardVerifier
-from a2a_anyio._stream import (
-    DEFAULT_KEEP_EVENTS,
-    MessageStream,
-    Opener,
-    StreamWire,
-    jsonrpc_wire,
-)
+from a2a_anyio._stream import DEFAULT_KEEP_EVENTS, MessageStream, Opener, StreamWire
 
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
@@ -89,21 +91,6 @@ class LearnedWires:
     def learn(self, key: str, binding: str, version: str) -> None:
         """Remember that ``binding`` in ``version`` worked for ``key``."""
         self._by_key[key] = (binding, version)
-
-
-@dataclass(slots=True)
-class Target:
-    """Where and how operations go: a URL, the payload dialect, and for HTTP+JSON the map
-    from operations to paths."""
-
-    url: str
-    dialect: Dialect
-    rest: RestMapping | None = None
-
-    @property
-    def binding(self) -> str:
-        """ "jsonrpc" or "rest"."""
-        return "jsonrpc" if self.rest is None else "rest"
 
 
 async def _notify(callback: EventCallback, event: StreamEvent) -> None:
@@ -204,7 +191,6 @@ class A2AClient:
         self.protocol = protocol
         self.timeout = timeout
         self.idle_timeout = idle_timeout
-        self._header_cache: dict[tuple[str | None, bool], dict[str, str]] = {}
         if keep_events is not None and keep_events < 0:
             raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
         self.keep_events = keep_events
@@ -246,11 +232,10 @@ class A2AClient:
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
         )
         self._extended_card: AgentCard | None = None
-        self._target: Target | None = None
-        self._candidates: list[Target] = []
+        self._codec: WireCodec | None = None
+        self._candidates: list[WireCodec] = []
         self._resolve_lock = anyio.Lock()
         self._learned = LearnedWires()
-        self._ids = itertools.count(1)
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -324,228 +309,117 @@ class A2AClient:
 
         return caps()
 
-    async def _resolve(self) -> Target:
-        if self._target is not None:
-            return self._target
+    async def _resolve(self) -> WireCodec:
+        """The codec of the interface in use: the first candidate, or what was learned."""
+        if self._codec is not None:
+            return self._codec
         async with self._resolve_lock:
-            if self._target is None:
+            if self._codec is None:
                 self._candidates = await self._find_candidates()
                 learned = self._learned.get(self._key)
-                self._target = next(
-                    (t for t in self._candidates if (t.binding, t.dialect.version) == learned),
+                self._codec = next(
+                    (c for c in self._candidates if (c.binding, c.version) == learned),
                     self._candidates[0],
                 )
-            return self._target
+            return self._codec
 
-    async def _find_candidates(self) -> list[Target]:
+    async def _find_candidates(self) -> list[WireCodec]:
+        tenant, extensions = self.tenant, self.extensions
         if self.endpoint is not None:
             # A bare JSON-RPC endpoint states no version: try them in order.
             # (0.2 speaks the methods of 0.3, so it is no separate guess.)
             versions = [v for v in ("1.0", "0.3", "legacy") if self.protocol in ("auto", v)]
             if self.protocol == "0.2":
                 versions = ["0.2"]
-            return [Target(self.endpoint, dialect_for(v, self.tenant)) for v in versions]
+            return [
+                codec_for("jsonrpc", v, self.endpoint, tenant=tenant, extensions=extensions)
+                for v in versions
+            ]
         card = self._card if self._card is not None else await self.get_card()
         base = self._fetcher.card_url or self.url or ""
         out = []
         for iface in candidates(card, self.protocol, self.bindings):
             url = check_url(urljoin(base, iface.url), "the card's interface url")
-            tenant = self.tenant or iface.tenant
             version = iface.protocol_version or "0.3"
-            if iface.binding == "HTTP+JSON":
-                out.append(Target(url, rest_dialect(version), RestMapping(version, tenant)))
-            else:
-                out.append(Target(url, dialect_for(version, tenant)))
+            tenant = self.tenant or iface.tenant
+            out.append(codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions))
         return out
 
     @property
     def _key(self) -> str:
         return f"{self.url or self.endpoint}|{self.protocol}|{','.join(self.bindings)}"
 
-    def _fall_back(self, target: Target, exc: A2AClientError) -> bool:
+    def _fall_back(self, codec: WireCodec, exc: A2AClientError) -> bool:
         """After an answer that says "wrong dialect", move to the next candidate (once each)."""
         wrong = isinstance(exc, (MethodNotFoundError, VersionNotSupportedError)) or (
-            target.rest is not None
+            codec.binding == "rest"
             and isinstance(exc, A2AHTTPError)
             and exc.status_code in (404, 405)
         )
-        if not wrong or target not in self._candidates:
+        if not wrong or codec not in self._candidates:
             return False
-        index = self._candidates.index(target) + 1
+        index = self._candidates.index(codec) + 1
         if index >= len(self._candidates):
             return False
-        self._target = self._candidates[index]
-        self._learned.learn(self._key, self._target.binding, self._target.dialect.version)
+        self._codec = next_codec = self._candidates[index]
+        self._learned.learn(self._key, next_codec.binding, next_codec.version)
         return True
 
     async def get_extended_card(self) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent)."""
-        with deadline(self.timeout, agent=self.url or self.endpoint, method="extended_card"):
-            target = await self._resolve()
-        if target.dialect.version == "0.2" and target.rest is None:
-            # v0.2 has no method for it: a plain GET beside the agent's endpoint.
-            url = urljoin(self.url or target.url, "/agent/authenticatedExtendedCard")
-            with deadline(self.timeout, agent=url, method="extended_card"):
-                resp = await self._http.request("GET", url, credentials=self._credentials)
-            card = target.dialect.decode_card(decode_rest_http(resp.status, resp.content))
-        else:
-            card = await self._op("extended_card", lambda d: None, lambda d, r: d.decode_card(r))
+        card: AgentCard = await self._op(Op.EXTENDED_CARD, None)
         self._extended_card = card
         return card
 
     # -- the wire -------------------------------------------------------------------------
 
-    def _headers(
-        self, url: str, dialect: Dialect | None, *, rest: bool = False
-    ) -> Mapping[str, str]:
-        """The headers of a call in ``dialect`` (shared between calls: read-only)."""
-        key = (dialect.version if dialect is not None else None, rest)
-        cached = self._header_cache.get(key)
-        if cached is not None:
-            return cached
-        v1 = dialect is not None and dialect.version == "1.0"
-        headers = {"Content-Type": "application/a2a+json" if rest and v1 else "application/json"}
-        if dialect is not None:
-            headers.update(dialect.headers())
-        if self.extensions:
-            uris = ",".join(self.extensions)
-            headers["A2A-Extensions"] = uris
-            if not v1:  # v0.3 servers read the older name
-                headers["X-A2A-Extensions"] = uris
-        self._header_cache[key] = headers
-        return headers
-
-    def _body(self, method: str, params: Any) -> tuple[RequestId, bytes]:
-        req_id = next(self._ids)
-        return req_id, json.dumps(request(method, params, req_id)).encode()
-
-    async def _post(
-        self,
-        url: str,
-        dialect: Dialect | None,
-        method: str,
-        params: Any,
-        task_id: str | None,
-        *,
-        idempotent: bool = False,
-        call: Call,
-    ) -> Any:
-        call.agent, call.method = url, method
-        req_id, body = self._body(method, params)
-        headers = self._headers(url, dialect)
-        version = dialect.version if dialect is not None else "1.0"
-
-        async def attempt() -> Any:
-            resp = await self._http.request(
-                "POST",
-                url,
-                content=body,
-                headers=headers,
-                credentials=self._credentials,
-            )
-            return decode_http(
-                resp.status,
-                resp.content,
-                req_id,
-                version=version,
-                task_id=task_id,
-                retry_after=None if resp.status < 300 else resp.headers.get("retry-after"),
-            )
-
-        try:
-            return await self.retry.run(
-                attempt, operation=method, idempotent=idempotent, until=call.until
-            )
-        except A2AClientError as exc:
-            self._annotate(exc, url, method)
-            raise
-
-    async def _op(
-        self,
-        op: str,
-        build: Callable[[Dialect], Any],
-        decode: Callable[[Dialect, Any], T],
-        *,
-        task_id: str | None = None,
-    ) -> T:
-        """Call operation ``op``: params built for, and the result decoded by, the dialect;
-        all of it within the client's deadline."""
+    async def _op(self, op: Op, args: OpArgs) -> Any:
+        """Run operation ``op`` within the client's deadline: encode it with the codec in
+        use, send it, decode the answer; after a "wrong dialect" answer, again with the next
+        candidate."""
         self._check_open()
-        with deadline(self.timeout, agent=self.url or self.endpoint, method=op) as call:
-            return await self._run_op(op, build, decode, task_id, call)
+        with deadline(self.timeout, agent=self.url or self.endpoint, method=op.value) as call:
+            while True:
+                codec = self._codec or await self._resolve()
+                try:
+                    return await self._exchange(codec, codec.encode(op, args), call)
+                except A2AClientError as exc:
+                    if not self._fall_back(codec, exc):
+                        raise
 
-    async def _run_op(
-        self,
-        op: str,
-        build: Callable[[Dialect], Any],
-        decode: Callable[[Dialect, Any], T],
-        task_id: str | None,
-        call: Call,
-    ) -> T:
-        target = self._target or await self._resolve()
-        dialect = target.dialect
-        if op not in dialect.methods:
-            raise UnsupportedOperationError(f"{op} is not part of A2A v{dialect.version}")
-        idempotent = op in IDEMPOTENT_OPS
-        try:
-            if target.rest is None:
-                method = dialect.method(op)
-                result = await self._post(
-                    target.url,
-                    dialect,
-                    method,
-                    build(dialect),
-                    task_id,
-                    idempotent=idempotent,
-                    call=call,
-                )
-            else:
-                result = await self._rest(target, op, build(dialect), idempotent, call)
-        except A2AClientError as exc:
-            if self._fall_back(target, exc):
-                return await self._run_op(op, build, decode, task_id, call)
-            raise
-        try:
-            return decode(dialect, result)
-        except A2AClientError as exc:
-            exc.agent, exc.method = exc.agent or target.url, exc.method or op
-            raise
-
-    async def _rest(
-        self, target: Target, op: str, params: Any, idempotent: bool, call: Call
+    async def _exchange(
+        self, codec: WireCodec, request: WireRequest[Any], call: CallInProgress
     ) -> Any:
-        assert target.rest is not None
-        req = target.rest.request(op, params)
-        url = target.url.rstrip("/") + req.path + (f"?{urlencode(req.query)}" if req.query else "")
-        call.agent, call.method = url, f"{req.method} {req.path}"
-        body = json.dumps(req.body).encode() if req.body is not None else None
-        headers = self._headers(url, target.dialect, rest=True)
+        """Send ``request`` under the retry policy and decode its answer; its alternative
+        form once, when the codec says the first was rejected for its form."""
+        call.agent, call.method = request.url, request.name
 
         async def attempt() -> Any:
             resp = await self._http.request(
-                req.method,
-                url,
-                content=body,
-                headers=headers,
+                request.method,
+                request.url,
+                content=request.body,
+                headers=request.headers,
                 credentials=self._credentials,
             )
-            retry_after = parse_retry_after(resp.headers.get("retry-after"))
-            return decode_rest_http(resp.status, resp.content, retry_after)
+            return codec.decode(request, resp.status, resp.headers, resp.content)
 
+        retry = self.retry
         try:
-            return await self.retry.run(
-                attempt, operation=op, idempotent=idempotent, until=call.until
-            )
-        except (A2ARPCError, A2AHTTPError) as exc:
-            if req.alternative is None or isinstance(exc, (A2AAuthError, TaskNotFoundError)):
-                self._annotate(exc, url, f"{req.method} {req.path}")
-                raise
-            body = json.dumps(req.alternative).encode()  # the other shape, once
-            return await self.retry.run(
-                attempt, operation=op, idempotent=idempotent, until=call.until
-            )
+            try:
+                return await retry.run(
+                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
+                )
+            except A2AClientError as exc:
+                alternative = request.alternative_for(exc)
+                if alternative is None:
+                    raise
+                request = alternative
+                return await retry.run(
+                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
+                )
         except A2AClientError as exc:
-            self._annotate(exc, url, f"{req.method} {req.path}")
+            self._annotate(exc, request.url, request.name)
             raise
 
     def _annotate(self, exc: A2AClientError, url: str, method: str) -> None:
@@ -566,15 +440,11 @@ class A2AClient:
         """
         self._check_open()
         with deadline(self.timeout, agent=self.url or self.endpoint, method=method) as call:
-            target = await self._resolve()
-            if target.rest is not None:  # any JSON-RPC interface the agent has will do
-                rpc = [t for t in self._candidates if t.rest is None]
-                if not rpc:
-                    raise UnsupportedOperationError("call() needs a JSON-RPC interface")
-                target = rpc[0]
-            return await self._post(
-                target.url, target.dialect, method, params, None, idempotent=idempotent, call=call
-            )
+            codec = await self._resolve()
+            if codec.binding != "jsonrpc":  # any JSON-RPC interface the agent has will do
+                codec = next((c for c in self._candidates if c.binding == "jsonrpc"), codec)
+            request = codec.encode(Op.CALL, Call(method, params, idempotent))
+            return await self._exchange(codec, request, call)
 
     async def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
@@ -583,9 +453,7 @@ class A2AClient:
         assert url is not None
         start = time.perf_counter()
         with deadline(self.timeout, agent=url, method="ping"):
-            await self._http.request(
-                "GET", url, headers=self._headers(url, None), credentials=self._credentials
-            )
+            await self._http.request("GET", url, credentials=self._credentials)
         return (time.perf_counter() - start) * 1000.0
 
     # -- operations -----------------------------------------------------------------------
@@ -623,9 +491,7 @@ class A2AClient:
                 async for event in stream:
                     await _notify(on_event, event)
                 return await stream.result()
-        result = await self._op(
-            "send", lambda d: d.send_params(msg, config), lambda d, r: d.decode_send_result(r)
-        )
+        result: Task | Message = await self._op(Op.SEND, Send(msg, config))
         if on_event is not None:
             await _notify(on_event, result)
         return result
@@ -717,10 +583,7 @@ class A2AClient:
             accepted_output_modes, push_config,
         )  # fmt: skip
 
-        async def params(dialect: Dialect) -> JSONDict:
-            return dialect.send_params(msg, config)
-
-        return self._stream("stream", params, idle_timeout, total_timeout, resume)
+        return self._stream(Op.STREAM, Send(msg, config), idle_timeout, total_timeout, resume)
 
     def subscribe(
         self,
@@ -733,80 +596,52 @@ class A2AClient:
         """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe)."""
         self._check_open()
 
-        async def params(dialect: Dialect) -> JSONDict:
-            return dialect.subscribe_params(task_id)
+        return self._stream(Op.SUBSCRIBE, TaskRef(task_id), idle_timeout, total_timeout, resume)
 
-        return self._stream("subscribe", params, idle_timeout, total_timeout, resume)
-
-    def _opener(self, op: str, params: Callable[[Dialect], Awaitable[JSONDict]]) -> Opener:
+    def _opener(self, op: Op, args: OpArgs) -> Opener:
         async def opener() -> StreamWire:
             self._check_open()
-            target = await self._resolve()
-            dialect = target.dialect
-            if op not in dialect.methods:
-                raise UnsupportedOperationError(f"{op} is not part of A2A v{dialect.version}")
-            if target.rest is None:
-                req_id, body = self._body(dialect.method(op), await params(dialect))
-                headers = self._headers(target.url, dialect)
-                conn = open_sse(
-                    self._http,
-                    "POST",
-                    target.url,
-                    content=body,
-                    headers=headers,
-                    credentials=self._credentials,
-                )
-                return jsonrpc_wire(conn, dialect, req_id)
-            req = target.rest.request(op, await params(dialect))
-            url = target.url.rstrip("/") + req.path
-            content = json.dumps(req.body).encode() if req.body is not None else None
-            headers = self._headers(url, dialect, rest=True)
+            codec = await self._resolve()
+            request = codec.encode(op, args)
+            alternative = request.alternative
+            if request.when is not Fallback.METHOD_NOT_ALLOWED:
+                alternative = None
             conn = open_sse(
                 self._http,
-                req.method,
-                url,
-                content=content,
-                headers=headers,
+                request.method,
+                request.url,
+                content=request.body,
+                headers=request.headers,
                 credentials=self._credentials,
-                get_on_405=op == "subscribe",
+                on_405=None if alternative is None else alternative.resend,
             )
-            return StreamWire(
-                conn,
-                dialect,
-                unwrap_rest_event,
-                lambda status, body, retry: decode_rest_http(
-                    status, body, parse_retry_after(retry)
-                ),
-            )
+            return StreamWire(conn, codec, request)
 
         return opener
 
     def _resubscriber(self, task_id: str) -> Opener:
-        async def params(dialect: Dialect) -> JSONDict:
-            return dialect.subscribe_params(task_id)
-
-        return self._opener("subscribe", params)
+        return self._opener(Op.SUBSCRIBE, TaskRef(task_id))
 
     async def _poll_final(self, task_id: str) -> Task:
         return await self.wait(task_id)
 
     def _stream(
         self,
-        op: str,
-        params: Callable[[Dialect], Awaitable[JSONDict]],
+        op: Op,
+        args: OpArgs,
         idle_timeout: float | None,
         total_timeout: float | None,
         resume: bool | None,
     ) -> MessageStream:
         resume = self.resume if resume is None else resume
         return MessageStream(
-            self._opener(op, params),
+            self._opener(op, args),
             idle_timeout=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total_timeout=total_timeout,
             agent=self.url or self.endpoint,
-            method=op,
+            method=op.value,
             retry=self.retry,
-            idempotent=op in IDEMPOTENT_OPS,
+            idempotent=op.idempotent,
             resubscribe=self._resubscriber if resume else None,
             poll=self._poll_final if resume else None,
             keep_events=self.keep_events,
@@ -814,12 +649,8 @@ class A2AClient:
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
         """The task's current state."""
-        return await self._op(
-            "get",
-            lambda d: d.task_params(task_id, history_length),
-            lambda d, r: d.decode_task(r),
-            task_id=task_id,
-        )
+        task: Task = await self._op(Op.GET, TaskRef(task_id, history_length))
+        return task
 
     async def list_tasks(
         self,
@@ -832,28 +663,15 @@ class A2AClient:
         include_artifacts: bool = False,
     ) -> TaskPage:
         """One page of tasks, most recently updated first (v1.0 agents only)."""
-        return await self._op(
-            "list",
-            lambda d: d.list_tasks_params(
-                context_id,
-                limit,
-                cursor,
-                status=status,
-                history_length=history_length,
-                include_artifacts=include_artifacts,
-            ),
-            lambda d, r: d.decode_task_page(r),
-        )
+        args = ListTasks(context_id, limit, cursor, status, history_length, include_artifacts)
+        page: TaskPage = await self._op(Op.LIST, args)
+        return page
 
     async def cancel_task(self, task_id: str, *, metadata: Mapping[str, Any] | None = None) -> Task:
         """Ask the agent to cancel the task; returns the task as the agent then reports it."""
         meta = dict(metadata) if metadata else None
-        return await self._op(
-            "cancel",
-            lambda d: d.cancel_params(task_id, meta),
-            lambda d, r: d.decode_task(r),
-            task_id=task_id,
-        )
+        task: Task = await self._op(Op.CANCEL, Cancel(task_id, meta))
+        return task
 
     async def create_push_config(
         self,
@@ -874,38 +692,21 @@ class A2AClient:
             auth_scheme=auth_scheme,
             auth_credentials=auth_credentials,
         )
-        return await self._op(
-            "push_create",
-            lambda d: d.push_create_params(config),
-            lambda d, r: d.decode_push_config(r),
-            task_id=task_id,
-        )
+        created: PushNotificationConfig = await self._op(Op.PUSH_CREATE, PushCreate(config))
+        return created
 
     async def get_push_config(
         self, task_id: str, config_id: str | None = None
     ) -> PushNotificationConfig:
         """One push config of the task."""
-        return await self._op(
-            "push_get",
-            lambda d: d.push_get_params(task_id, config_id),
-            lambda d, r: d.decode_push_config(r),
-            task_id=task_id,
-        )
+        config: PushNotificationConfig = await self._op(Op.PUSH_GET, PushRef(task_id, config_id))
+        return config
 
     async def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
         """Every push config of the task."""
-        return await self._op(
-            "push_list",
-            lambda d: d.push_list_params(task_id),
-            lambda d, r: d.decode_push_configs(r),
-            task_id=task_id,
-        )
+        configs: list[PushNotificationConfig] = await self._op(Op.PUSH_LIST, PushRef(task_id))
+        return configs
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
         """Remove one push config of the task."""
-        await self._op(
-            "push_delete",
-            lambda d: d.push_delete_params(task_id, config_id),
-            lambda d, r: None,
-            task_id=task_id,
-        )
+        await self._op(Op.PUSH_DELETE, PushRef(task_id, config_id))

@@ -18,6 +18,8 @@ from a2a_anyio._auth import Credentials
 from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError
 from a2a_anyio._http import HTTPX_ERRORS, HttpTransport, RawResponse, finish, mapped
 
+#: A request sent again in another form: method, URL, body.
+Resend = tuple[str, str, bytes | None]
 _BOM = b"\xef\xbb\xbf"
 #: Every way a blank line (the end of an event) can be spelled with CR, LF and CRLF.
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
@@ -80,10 +82,10 @@ class SSEConnection:
         content: bytes | None,
         headers: Mapping[str, str],
         credentials: Credentials | None = None,
-        get_on_405: bool = False,
+        on_405: Resend | None = None,
     ) -> None:
         self._transport = transport
-        self._get_on_405 = get_on_405
+        self._on_405 = on_405
         self._method = method
         self._credentials = credentials
         self.url = url
@@ -115,11 +117,13 @@ class SSEConnection:
             response, _ = await transport.exchange(
                 self._method, self.url, self._content, self._headers, self._credentials, timeout
             )
-            if response.status_code == 405 and self._get_on_405:
-                # REST subscribe: POST says the spec, GET the proto; servers differ.
+            if response.status_code == 405 and self._on_405 is not None:
+                # The other form of the call (REST subscribe: POST per the spec, GET per the
+                # proto; servers differ).
                 await response.aclose()
+                method, url, content = self._on_405
                 response, _ = await transport.exchange(
-                    "GET", self.url, None, self._headers, self._credentials, timeout
+                    method, url, content, self._headers, self._credentials, timeout
                 )
         except HTTPX_ERRORS as exc:
             raise self._error(exc) from exc
@@ -211,8 +215,8 @@ def open_sse(
     content: bytes | None,
     headers: Mapping[str, str],
     credentials: Credentials | None = None,
-    get_on_405: bool = False,
+    on_405: Resend | None = None,
 ) -> SSEConnection:
-    """A server-sent-events connection, opened by entering it; ``get_on_405`` sends it again
-    as a GET when the method is not allowed."""
-    return SSEConnection(transport, method, url, content, headers, credentials, get_on_405)
+    """A server-sent-events connection, opened by entering it; ``on_405`` is the request
+    (method, URL, body) sent instead when the server answers 405 Method Not Allowed."""
+    return SSEConnection(transport, method, url, content, headers, credentials, on_405)

@@ -16,11 +16,6 @@ from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2ATimeoutErro
 
 T = TypeVar("T")
 
-#: Operations that may be sent twice without changing what the agent does.
-IDEMPOTENT_OPS = frozenset(
-    {"card", "get", "list", "cancel", "subscribe", "push_get", "push_list", "push_delete"}
-)
-
 _delays = True
 
 

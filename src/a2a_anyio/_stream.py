@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
 
 from a2a_anyio import _retry
-from a2a_anyio._dialects import Dialect
-from a2a_anyio._dialects._jsonrpc import RequestId, decode_http, unwrap
+from a2a_anyio._dialects import EventDecoder, WireCodec, WireRequest
 from a2a_anyio._dialects.reducer import TaskReducer
 from a2a_anyio._errors import (
     A2AClientError,
@@ -23,42 +20,30 @@ from a2a_anyio._errors import (
     A2ARPCError,
     A2ATimeoutError,
 )
+from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
-from a2a_anyio._model import (
-    Message,
-    StreamEvent,
-    Task,
-    TaskArtifactUpdateEvent,
-    TaskStatusUpdateEvent,
-)
+from a2a_anyio._model import Message, StreamEvent, Task
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 
-@dataclass(slots=True)
 class StreamWire:
-    """An opened-to-be stream and how to read it in its binding.
+    """An opened-to-be stream and how to read it: the connection (not yet entered), and the
+    codec and request whose events and plain answers it decodes."""
 
-    ``unwrap`` turns one event's JSON into a result (raising the error it may carry);
-    ``answer`` decodes a plain HTTP answer given instead of a stream (status, body,
-    Retry-After header).
-    """
+    __slots__ = ("codec", "conn", "events", "request")
 
-    conn: SSEConnection
-    dialect: Dialect
-    unwrap: Callable[[Any], Any]
-    answer: Callable[[int, bytes, str | None], Any]
+    def __init__(self, conn: SSEConnection, codec: WireCodec, request: WireRequest[Any]) -> None:
+        self.conn = conn
+        self.codec = codec
+        self.request = request
+        self.events = codec.event_decoder(request)
 
-
-def jsonrpc_wire(conn: SSEConnection, dialect: Dialect, req_id: RequestId) -> StreamWire:
-    """A stream of JSON-RPC responses to request ``req_id``."""
-    return StreamWire(
-        conn,
-        dialect,
-        lambda value: unwrap(value, req_id, version=dialect.version),
-        lambda status, content, retry_after: decode_http(
-            status, content, req_id, version=dialect.version, retry_after=retry_after
-        ),
-    )
+    def answer(self, resp: RawResponse) -> StreamEvent:
+        """The one event of a plain (non-stream) answer, or the error it carries raised."""
+        event: StreamEvent = self.codec.decode(
+            self.request, resp.status, resp.headers, resp.content
+        )
+        return event
 
 
 #: Opens the HTTP stream: returns the connection (not yet entered) and how to read it.
@@ -68,36 +53,6 @@ T = TypeVar("T")
 DEFAULT_RESUME_ATTEMPTS = 3
 #: How many of the latest events a stream keeps in ``events`` (None: all of them).
 DEFAULT_KEEP_EVENTS = 100
-
-
-def ends_stream(event: StreamEvent, dialect: Dialect) -> bool:
-    """True when ``event`` is the last of its stream, in any dialect."""
-    if isinstance(event, TaskArtifactUpdateEvent):  # the most frequent, tested first
-        return False
-    if isinstance(event, TaskStatusUpdateEvent):
-        return event.final
-    if isinstance(event, Message):
-        return True
-    state = event.status.state  # a Task
-    # v1.0 closes after a terminal or interrupted state; older dialects send final: true.
-    return state.is_terminal or (dialect.version == "1.0" and state.is_interrupted)
-
-
-_DECODER = json.JSONDecoder()
-
-
-def _json(data: str) -> Any:
-    """One event's JSON (``json.loads`` without its per-call checks: this runs per event)."""
-    try:
-        value, end = _DECODER.raw_decode(data)
-        if end == len(data) or data[end:].isspace():
-            return value
-        raise ValueError("extra data after the JSON value")
-    except (ValueError, RecursionError) as exc:
-        try:  # leading whitespace, which raw_decode does not skip
-            return json.loads(data)
-        except (ValueError, RecursionError):
-            raise A2AProtocolError(f"stream event is not JSON: {data[:120]!r}") from exc
 
 
 def _is_cut(exc: BaseException) -> bool:
@@ -162,8 +117,7 @@ class MessageStream:
         self._resume_attempts = resume_attempts
         self._reducer = TaskReducer()
         self._conn: SSEConnection | None = None
-        self._dialect: Dialect | None = None
-        self._wire: StreamWire | None = None
+        self._events_in: EventDecoder | None = None
         self._deadline = math.inf
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
@@ -236,7 +190,7 @@ class MessageStream:
         """Open one connection; a plain (non-streaming) answer is decoded here."""
         wire = await opener()
         conn = wire.conn
-        self._wire, self._dialect = wire, wire.dialect
+        self._events_in = wire.events
         conn.on_activity = self._touch
         conn.idle_timeout = self.idle_timeout
         try:
@@ -252,9 +206,8 @@ class MessageStream:
             idle_enforced = conn.idle_by_transport or self.idle_timeout is None
             self._guarded = not idle_enforced or self._deadline != math.inf
             return
-        result = wire.answer(resp.status, resp.content, resp.headers.get("retry-after"))
         # A server that does not stream may answer with one plain result.
-        self._pending = wire.dialect.decode_event(result)
+        self._pending = wire.answer(resp)
 
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
@@ -303,18 +256,18 @@ class MessageStream:
             return event
         if self._conn is None:
             return None
-        assert self._dialect is not None and self._wire is not None
+        assert self._events_in is not None
         if self._guarded:
             data = await self._within(self._conn.next_event(), "stream-idle")
         else:
             data = await self._conn.next_event()  # no limit of ours to watch: no scope needed
         if data is None:
             return None
-        return self._dialect.decode_event(self._wire.unwrap(_json(data)))
+        return self._events_in.decode(data)
 
     def _accept(self, event: StreamEvent) -> bool:
         """Record and fold ``event``; True when it is the last."""
-        assert self._dialect is not None
+        assert self._events_in is not None
         keep = self._keep
         if keep is None or keep:
             events = self._events
@@ -322,7 +275,7 @@ class MessageStream:
             if keep is not None and len(events) > 2 * keep:
                 del events[:-keep]
         self._reducer.apply(event)
-        if event is self._polled or ends_stream(event, self._dialect):
+        if event is self._polled or self._events_in.ends(event):
             self._final_seen = True
         return self._final_seen
 
@@ -379,8 +332,8 @@ class MessageStream:
 
     def _is_replay(self, event: StreamEvent) -> bool:
         """After re-attaching: drop the leading snapshot (folded quietly) and repeats."""
-        assert self._dialect is not None
-        if isinstance(event, Task) and not ends_stream(event, self._dialect):
+        assert self._events_in is not None
+        if isinstance(event, Task) and not self._events_in.ends(event):
             self._reducer.apply(event)
             return True
         if event.raw is not None and any(e.raw == event.raw for e in self._events):

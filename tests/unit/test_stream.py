@@ -439,7 +439,7 @@ async def test_error_event_raises_with_the_events_before_it() -> None:
     assert kinds(err.events) == ["Task", "TaskStatusUpdateEvent"]
     assert err.events == received
     assert err.reason == "TASK_NOT_FOUND"
-    assert err.method == "stream"
+    assert err.method == "SendStreamingMessage"
     assert err.agent == RPC_URL
 
 

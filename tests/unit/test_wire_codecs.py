@@ -61,7 +61,6 @@ from a2a_anyio._dialects.jsonrpc_codec import (
     V1JsonRpcCodec,
 )
 from a2a_anyio._dialects.rest_codec import V03RestCodec, V1RestCodec
-from a2a_anyio._retry import IDEMPOTENT_OPS
 
 from ._support import frame_names, load_frame, sse_payloads
 
@@ -268,9 +267,9 @@ def test_codec_for_refuses_pairs_no_codec_speaks(binding: str, version: str) -> 
 
 
 def test_ops_know_whether_they_repeat_safely_and_stream() -> None:
-    # The client's retry table, with the extended card (a read) counted in.
     idempotent = {op.value for op in Op if op.idempotent}
-    assert idempotent == (IDEMPOTENT_OPS - {"card"}) | {"extended_card"}
+    reads = {"get", "list", "subscribe", "push_get", "push_list", "extended_card"}
+    assert idempotent == reads | {"cancel", "push_delete"}
     assert {op for op in Op if op.streams} == {Op.STREAM, Op.SUBSCRIBE}
 
 

@@ -99,6 +99,11 @@ class WireRequest(Generic[R]):
         """True when the answer is expected as an event stream."""
         return self.op.streams
 
+    @property
+    def resend(self) -> tuple[str, str, bytes | None]:
+        """Method, URL and body: what a transport needs to send this request again."""
+        return self.method, self.url, self.body
+
     def alternative_for(self, error: A2AClientError) -> WireRequest[R] | None:
         """The request to send once after ``error``, or None to raise ``error``."""
         if self.alternative is None:
