@@ -1,0 +1,321 @@
+"""The stream follower: what to do after each thing that happens to a stream (no I/O).
+
+A shell that does the I/O (``MessageStream``) tells the follower what happened on the wire,
+and the follower answers with the next ``Action``: deliver the event, drop a replay, end,
+re-attach to the task, poll it, or fail. It folds the events into the task, keeps the latest
+of them, and decides when a cut stream is resumed and when it is given up.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from a2a_anyio._dialects.reducer import TaskReducer
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2AConnectionError,
+    A2AHTTPError,
+    A2ARPCError,
+    A2ATimeoutError,
+)
+from a2a_anyio._model import Message, StreamEvent, Task
+
+DEFAULT_RESUME_ATTEMPTS = 3
+#: How many of the latest events a stream keeps (None: all of them).
+DEFAULT_KEEP_EVENTS = 100
+
+
+class ActionKind(enum.Enum):
+    """What the shell does next."""
+
+    #: Hand the event to the user; read on.
+    DELIVER = "deliver"
+    #: Hand the event (or the polled task) to the user; the stream is finished.
+    DELIVER_LAST = "deliver-last"
+    #: A replay after a re-attach (folded quietly, not delivered); read on.
+    DROP = "drop"
+    #: The body ended after a final state; the stream is finished.
+    END = "end"
+    #: Drop the connection, back off for ``attempt``, re-attach to ``task_id``.
+    RESUBSCRIBE = "resubscribe"
+    #: Drop the connection, poll ``get_task(task_id)`` once (poll number ``attempt``).
+    POLL = "poll"
+    #: Raise ``error``; the stream is finished.
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """The next step: ``kind``, with ``attempt`` (RESUBSCRIBE, POLL: 1 for the first) and
+    ``error`` (FAIL: the error to raise; RESUBSCRIBE: the cut being repaired, for the backoff)."""
+
+    kind: ActionKind
+    attempt: int = 0
+    error: A2AClientError | None = None
+
+
+DELIVER = Action(ActionKind.DELIVER)
+DELIVER_LAST = Action(ActionKind.DELIVER_LAST)
+DROP = Action(ActionKind.DROP)
+END = Action(ActionKind.END)
+
+
+class _Phase(enum.Enum):
+    STREAMING = "streaming"
+    REPLAYING = "replaying"  # just re-attached: a snapshot and repeats may come first
+    RESUBSCRIBING = "resubscribing"
+    POLLING = "polling"
+    DONE = "done"
+
+
+def _is_cut(error: A2AClientError) -> bool:
+    """A broken connection (not a time limit): what re-attaching can repair."""
+    return isinstance(error, A2AConnectionError) and not isinstance(error, A2ATimeoutError)
+
+
+def _unrecovered(cut: A2AClientError, why: str) -> A2AClientError:
+    """The cut that broke a stream, saying why it could not be repaired."""
+    cut.message = f"{cut.message} (and the task could not be followed up: {why})"
+    return cut
+
+
+class StreamFollower:
+    """Follows one stream to its final event, across cuts; a pure state machine.
+
+    ``ends(event)`` says whether an event is the last of its stream (a rule of the wire
+    dialect). The shell reads the stream and reports each outcome: ``event``, ``body_ended``
+    or ``read_failed``; it answers a RESUBSCRIBE with ``reattached`` (then reads the new
+    stream) or ``reattach_failed``, and a POLL with ``polled`` or ``poll_failed``. Inputs that
+    make no sense in the current phase (an event while polling, anything once finished) raise
+    ``RuntimeError``.
+
+    A stream cut before its final event (a broken connection, or a body that ends while the
+    task still works) is re-attached, at most ``resume_attempts`` times over the stream's life;
+    the Task snapshot that opens a re-attached stream is folded without being delivered, and
+    repeats of kept events are dropped. When the agent refuses to re-attach, the task is polled
+    until a poll answers a final state (``max_polls`` bounds the polls; None leaves the bound
+    to the shell's clock). Without a way back (``resume=False``, no task yet, attempts spent)
+    the cut fails the stream.
+
+    ``events`` keeps the latest ``keep_events`` delivered events (None: all, 0: none).
+    """
+
+    __slots__ = (
+        "_cause",
+        "_events",
+        "_final_seen",
+        "_keep",
+        "_max_polls",
+        "_phase",
+        "_poll",
+        "_polls",
+        "_reducer",
+        "_resume",
+        "_resume_attempts",
+        "_resumes",
+        "ends",
+    )
+
+    def __init__(
+        self,
+        ends: Callable[[StreamEvent], bool],
+        *,
+        resume: bool = True,
+        poll: bool = True,
+        resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
+        max_polls: int | None = None,
+        keep_events: int | None = DEFAULT_KEEP_EVENTS,
+    ) -> None:
+        if keep_events is not None and keep_events < 0:
+            raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
+        if resume_attempts < 0:
+            raise ValueError(f"resume_attempts must be >= 0, not {resume_attempts}")
+        if max_polls is not None and max_polls < 1:
+            raise ValueError(f"max_polls must be None or >= 1, not {max_polls}")
+        #: The end-of-stream rule of the stream's dialect.
+        self.ends = ends
+        self._resume = resume
+        self._poll = poll
+        self._resume_attempts = resume_attempts
+        self._max_polls = max_polls
+        self._keep = keep_events
+        self._events: list[StreamEvent] = []  # up to twice ``keep_events``, trimmed in bulk
+        self._reducer = TaskReducer()
+        self._phase = _Phase.STREAMING
+        self._resumes = 0
+        self._polls = 0
+        self._cause: A2AClientError | None = None  # the cut being repaired
+        self._final_seen = False
+
+    # -- what the shell reads -----------------------------------------------------------------
+
+    @property
+    def task(self) -> Task | None:
+        """The current task, folded from the events so far (None before any task event)."""
+        return self._reducer.task
+
+    @property
+    def message(self) -> Message | None:
+        """The agent's Message, when it answered with one instead of a task."""
+        return self._reducer.message
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task to re-attach to or poll."""
+        task = self._reducer.task
+        return None if task is None else task.id
+
+    @property
+    def events(self) -> list[StreamEvent]:
+        """The events delivered so far, the latest ``keep_events`` of them (a copy)."""
+        if self._keep is None:
+            return list(self._events)
+        return self._events[-self._keep :] if self._keep else []
+
+    @property
+    def resumes(self) -> int:
+        """How many times re-attaching was tried."""
+        return self._resumes
+
+    @property
+    def finished(self) -> bool:
+        """True once the final event was seen (or the body ended after a final state)."""
+        return self._final_seen
+
+    @property
+    def done(self) -> bool:
+        """True once an action ended the stream (DELIVER_LAST, END or FAIL)."""
+        return self._phase is _Phase.DONE
+
+    # -- what happened on the wire ------------------------------------------------------------
+
+    def event(self, event: StreamEvent) -> Action:
+        """An event read off the stream: DELIVER, DELIVER_LAST or DROP."""
+        if self._phase is not _Phase.STREAMING:
+            if self._phase is not _Phase.REPLAYING:
+                raise self._misuse("event")
+            if self._is_replay(event):
+                return DROP
+            self._phase = _Phase.STREAMING
+        self._record(event)
+        return self._finish() if self.ends(event) else DELIVER
+
+    def body_ended(self) -> Action:
+        """The stream's body ended: END after a final state, else it is a cut."""
+        if self._phase not in (_Phase.STREAMING, _Phase.REPLAYING):
+            raise self._misuse("body_ended")
+        task = self._reducer.task
+        if task is not None and task.status.state.is_final:
+            # Some servers close after an interrupted state without a final flag.
+            self._final_seen = True
+            self._phase = _Phase.DONE
+            return END
+        cut = A2AConnectionError("the stream ended before the task reached a final state")
+        return self._resubscribe(cut) if self._can_resume() else self._fail(cut)
+
+    def read_failed(self, error: A2AClientError) -> Action:
+        """Reading the stream raised ``error``: RESUBSCRIBE after a cut, POLL when a
+        re-attached stream refuses, else FAIL with ``error``."""
+        phase = self._phase
+        if phase not in (_Phase.STREAMING, _Phase.REPLAYING):
+            raise self._misuse("read_failed")
+        if phase is _Phase.REPLAYING and isinstance(error, (A2ARPCError, A2AHTTPError)):
+            return self._poll_or_fail(error)  # re-attached, then refused inside the stream
+        if _is_cut(error) and self._can_resume():
+            return self._resubscribe(error)
+        return self._fail(error)
+
+    def reattached(self) -> None:
+        """The re-attached stream opened; read it next."""
+        if self._phase is not _Phase.RESUBSCRIBING:
+            raise self._misuse("reattached")
+        self._phase = _Phase.REPLAYING
+
+    def reattach_failed(self, error: A2AClientError) -> Action:
+        """Re-attaching raised ``error``: try again after a cut, else POLL (or FAIL)."""
+        if self._phase is not _Phase.RESUBSCRIBING:
+            raise self._misuse("reattach_failed")
+        if _is_cut(error):
+            assert self._cause is not None
+            return self._resubscribe(self._cause)
+        return self._poll_or_fail(error)
+
+    def polled(self, task: Task) -> Action:
+        """A poll answered ``task``: DELIVER_LAST when it is final, else POLL again."""
+        if self._phase is not _Phase.POLLING:
+            raise self._misuse("polled")
+        if task.status.state.is_final:
+            self._record(task)
+            return self._finish()
+        self._reducer.apply(task)  # the latest state, not an event of the stream
+        return self._next_poll()
+
+    def poll_failed(self, error: A2AClientError) -> Action:
+        """A poll raised ``error``: FAIL with the cut, saying why."""
+        if self._phase is not _Phase.POLLING:
+            raise self._misuse("poll_failed")
+        assert self._cause is not None
+        return self._fail(_unrecovered(self._cause, error.message))
+
+    # -- inside -------------------------------------------------------------------------------
+
+    def _record(self, event: StreamEvent) -> None:
+        """Keep a delivered event and fold it in."""
+        keep = self._keep
+        if keep is None or keep:
+            events = self._events
+            events.append(event)
+            if keep is not None and len(events) > 2 * keep:
+                del events[:-keep]
+        self._reducer.apply(event)
+
+    def _finish(self) -> Action:
+        self._final_seen = True
+        self._phase = _Phase.DONE
+        return DELIVER_LAST
+
+    def _is_replay(self, event: StreamEvent) -> bool:
+        """After re-attaching: the leading snapshot (folded quietly) and repeats."""
+        if isinstance(event, Task) and not self.ends(event):
+            self._reducer.apply(event)
+            return True
+        raw = event.raw
+        return raw is not None and any(e.raw == raw for e in self._events)
+
+    def _can_resume(self) -> bool:
+        return self._resume and self._reducer.task is not None and self._reducer.message is None
+
+    def _resubscribe(self, cut: A2AClientError) -> Action:
+        self._cause = cut
+        if self._resumes >= self._resume_attempts:
+            cut.message = f"{cut.message} (re-attaching failed {self._resumes} times)"
+            return self._fail(cut)
+        self._resumes += 1
+        self._phase = _Phase.RESUBSCRIBING
+        return Action(ActionKind.RESUBSCRIBE, self._resumes, cut)
+
+    def _poll_or_fail(self, refusal: A2AClientError) -> Action:
+        """The agent refused to re-attach: ask it for the task instead, if allowed."""
+        assert self._cause is not None
+        if not self._poll:
+            return self._fail(_unrecovered(self._cause, refusal.message))
+        self._phase = _Phase.POLLING
+        return self._next_poll()
+
+    def _next_poll(self) -> Action:
+        if self._max_polls is not None and self._polls >= self._max_polls:
+            assert self._cause is not None and self._reducer.task is not None
+            state = self._reducer.task.status.state.value
+            why = f"it was still {state} after {self._polls} polls"
+            return self._fail(_unrecovered(self._cause, why))
+        self._polls += 1
+        return Action(ActionKind.POLL, self._polls)
+
+    def _fail(self, error: A2AClientError) -> Action:
+        self._phase = _Phase.DONE
+        return Action(ActionKind.FAIL, error=error)
+
+    def _misuse(self, name: str) -> RuntimeError:
+        return RuntimeError(f"{name}() makes no sense while the stream is {self._phase.value}")
