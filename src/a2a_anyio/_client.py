@@ -40,12 +40,14 @@ from a2a_anyio._dialects import (
     codec_for,
 )
 from a2a_anyio._dialects.card import PROTOCOLS, candidates, describe_security, parse_card
+from a2a_anyio._dialects.follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
     A2AHTTPError,
     A2ATimeoutError,
     MethodNotFoundError,
+    UnsupportedOperationError,
     VersionNotSupportedError,
 )
 from a2a_anyio._http import (
@@ -70,7 +72,7 @@ from a2a_anyio._model import (
 )
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._signing import CardVerifier
-from a2a_anyio._stream import DEFAULT_KEEP_EVENTS, MessageStream, Opener, StreamWire
+from a2a_anyio._stream import MessageStream, Opener, StreamWire
 
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
@@ -442,7 +444,14 @@ class A2AClient:
         with deadline(self.timeout, agent=self.url or self.endpoint, method=method) as call:
             codec = await self._resolve()
             if codec.binding != "jsonrpc":  # any JSON-RPC interface the agent has will do
-                codec = next((c for c in self._candidates if c.binding == "jsonrpc"), codec)
+                jsonrpc = next((c for c in self._candidates if c.binding == "jsonrpc"), None)
+                if jsonrpc is None:
+                    raise UnsupportedOperationError(
+                        f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
+                        f" to this client (bindings={list(self.bindings)})",
+                        method=method,
+                    )
+                codec = jsonrpc
             request = codec.encode(Op.CALL, Call(method, params, idempotent))
             return await self._exchange(codec, request, call)
 
@@ -622,9 +631,6 @@ class A2AClient:
     def _resubscriber(self, task_id: str) -> Opener:
         return self._opener(Op.SUBSCRIBE, TaskRef(task_id))
 
-    async def _poll_final(self, task_id: str) -> Task:
-        return await self.wait(task_id)
-
     def _stream(
         self,
         op: Op,
@@ -643,7 +649,7 @@ class A2AClient:
             retry=self.retry,
             idempotent=op.idempotent,
             resubscribe=self._resubscriber if resume else None,
-            poll=self._poll_final if resume else None,
+            poll=self.get_task if resume else None,
             keep_events=self.keep_events,
         )
 

@@ -11,15 +11,15 @@ import anyio
 
 from a2a_anyio import _retry
 from a2a_anyio._dialects import EventDecoder, WireCodec, WireRequest
-from a2a_anyio._dialects.reducer import TaskReducer
-from a2a_anyio._errors import (
-    A2AClientError,
-    A2AConnectionError,
-    A2AHTTPError,
-    A2AProtocolError,
-    A2ARPCError,
-    A2ATimeoutError,
+from a2a_anyio._dialects.follower import (
+    DEFAULT_KEEP_EVENTS,
+    DEFAULT_RESUME_ATTEMPTS,
+    DROP,
+    Action,
+    ActionKind,
+    StreamFollower,
 )
+from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError
 from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
@@ -50,20 +50,9 @@ class StreamWire:
 Opener = Callable[[], Awaitable[StreamWire]]
 T = TypeVar("T")
 
-DEFAULT_RESUME_ATTEMPTS = 3
-#: How many of the latest events a stream keeps in ``events`` (None: all of them).
-DEFAULT_KEEP_EVENTS = 100
-
-
-def _is_cut(exc: BaseException) -> bool:
-    """A broken connection (not a time limit): what re-attaching can repair."""
-    return isinstance(exc, A2AConnectionError) and not isinstance(exc, A2ATimeoutError)
-
-
-def _unrecovered(cut: A2AClientError, failure: A2AClientError) -> A2AClientError:
-    """The cut that broke a stream, saying why it could not be repaired."""
-    cut.message = f"{cut.message} (and the task could not be followed up: {failure.message})"
-    return cut
+#: Polling a task after a refused re-attach: the first wait and the longest.
+POLL_INTERVAL = 0.2
+MAX_POLL_INTERVAL = 2.0
 
 
 class MessageStream:
@@ -77,10 +66,13 @@ class MessageStream:
     A stream cut before that event (a broken connection, or a body that ends while the task
     still works) is re-attached with SubscribeToTask / ``tasks/resubscribe``: the Task snapshot
     that starts the new stream updates ``task`` without being delivered again, and events
-    already delivered are dropped. When the agent cannot re-attach, ``get_task`` is polled and
-    the task's final state is delivered as the last event. Without a way back (no task known
-    yet, attempts spent, ``resume=False``) the cut raises ``A2AConnectionError``: a cut stream
-    is never reported as a finished task.
+    already delivered are dropped. When the agent cannot re-attach, ``get_task`` is polled
+    (within the idle limit and the total deadline) and the task's final state is delivered as
+    the last event. Without a way back (no task known yet, attempts spent, ``resume=False``)
+    the cut raises ``A2AConnectionError``: a cut stream is never reported as a finished task.
+
+    What to do after each event, cut or end is decided by a pure ``StreamFollower``; this
+    class is its anyio shell: connections, time limits, backoff.
 
     Like any iterator, one stream is read by one task at a time; to stop it from another task,
     cancel the reader's scope rather than calling ``aclose()`` while it reads.
@@ -106,32 +98,30 @@ class MessageStream:
         self.total_timeout = total_timeout
         self.agent = agent
         self.method = method
-        self._keep = keep_events
-        self._events: list[StreamEvent] = []  # up to twice ``keep_events``, trimmed in bulk
-        #: How many times the stream was re-attached after a cut.
-        self.resumes = 0
         self._retry = retry
         self._idempotent = idempotent
         self._resubscribe = resubscribe
         self._poll = poll
-        self._resume_attempts = resume_attempts
-        self._reducer = TaskReducer()
+        self._follower = StreamFollower(
+            _no_end_yet,
+            resume=resubscribe is not None,
+            poll=poll is not None,
+            resume_attempts=resume_attempts,
+            keep_events=keep_events,
+        )
         self._conn: SSEConnection | None = None
         self._events_in: EventDecoder | None = None
         self._deadline = math.inf
+        self._poll_deadline = math.inf
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
-        self._polled: Task | None = None
-        self._replaying = False  # just re-attached: a snapshot and replays may come first
-        self._cut: A2AClientError | None = None  # what broke the stream last
         self._idle_scope: anyio.CancelScope | None = None
         self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
-        self._final_seen = False
 
     @property
     def task(self) -> Task | None:
         """The current task, folded from the events so far (None before any task event)."""
-        return self._reducer.task
+        return self._follower.task
 
     @property
     def events(self) -> list[StreamEvent]:
@@ -140,19 +130,22 @@ class MessageStream:
         Keeping every event of a long stream would grow without bound (``task`` already
         holds what they add up to); ``keep_events=None`` keeps them all.
         """
-        if self._keep is None:
-            return list(self._events)
-        return self._events[-self._keep :] if self._keep else []
+        return self._follower.events
 
     @property
     def message(self) -> Message | None:
         """The agent's Message, when it answered with one instead of a task."""
-        return self._reducer.message
+        return self._follower.message
 
     @property
     def finished(self) -> bool:
         """True once the final event has been received."""
-        return self._final_seen
+        return self._follower.finished
+
+    @property
+    def resumes(self) -> int:
+        """How many times the stream was re-attached after a cut."""
+        return self._follower.resumes
 
     async def __aenter__(self) -> MessageStream:
         await self._open()
@@ -181,6 +174,7 @@ class MessageStream:
                 lambda: self._connect(self._opener),
                 operation=self.method or "stream",
                 idempotent=self._idempotent,
+                until=self._deadline,
             )
         except BaseException as exc:
             await self._fail(exc)
@@ -191,10 +185,11 @@ class MessageStream:
         wire = await opener()
         conn = wire.conn
         self._events_in = wire.events
+        self._follower.ends = wire.events.ends
         conn.on_activity = self._touch
         conn.idle_timeout = self.idle_timeout
         try:
-            await self._within(conn.__aenter__(), "stream-idle")
+            await self._within(conn.__aenter__())
         except BaseException:
             await conn.aclose()
             raise
@@ -212,37 +207,35 @@ class MessageStream:
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
             await self._open()
+        follower = self._follower
         try:
             while self._state != "done":
+                event: StreamEvent | None
                 try:
                     event = await self._read()
                 except A2AClientError as exc:
-                    refused = isinstance(exc, (A2ARPCError, A2AHTTPError))
-                    if self._replaying and refused and self._poll is not None:
-                        await self._poll_final(self._cut or exc)  # re-attached, then refused
-                        continue
-                    if not (_is_cut(exc) and self._can_resume()):
-                        raise
-                    await self._recover(exc)
-                    continue
-                if event is None:  # the body ended
-                    task = self._reducer.task
-                    if task is not None and task.status.state.is_final:
-                        # Some servers close after an interrupted state without a final flag.
-                        self._final_seen = True
-                        break
-                    cut = A2AConnectionError(
-                        "the stream ended before the task reached a final state"
-                    )
-                    if not self._can_resume():
-                        raise cut
-                    await self._recover(cut)
-                    continue
-                if self._replaying and self._is_replay(event):
-                    continue
-                if self._accept(event):
+                    event, action = None, follower.read_failed(exc)
+                else:
+                    action = follower.body_ended() if event is None else follower.event(event)
+                while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
+                    if action.kind is ActionKind.RESUBSCRIBE:
+                        action = await self._reattach(action)
+                    else:
+                        event, action = await self._poll_once(action)
+                kind = action.kind
+                if kind is ActionKind.DELIVER:
+                    assert event is not None
+                    return event
+                if kind is ActionKind.DELIVER_LAST:
+                    assert event is not None
                     await self.aclose()
-                return event
+                    return event
+                if kind is ActionKind.END:
+                    break
+                if kind is ActionKind.FAIL:
+                    assert action.error is not None
+                    raise action.error
+                # DROP (a replay after a re-attach), or a re-attached stream to read
         except BaseException as exc:
             await self._fail(exc)
             raise
@@ -258,88 +251,51 @@ class MessageStream:
             return None
         assert self._events_in is not None
         if self._guarded:
-            data = await self._within(self._conn.next_event(), "stream-idle")
+            data = await self._within(self._conn.next_event())
         else:
             data = await self._conn.next_event()  # no limit of ours to watch: no scope needed
         if data is None:
             return None
         return self._events_in.decode(data)
 
-    def _accept(self, event: StreamEvent) -> bool:
-        """Record and fold ``event``; True when it is the last."""
-        assert self._events_in is not None
-        keep = self._keep
-        if keep is None or keep:
-            events = self._events
-            events.append(event)
-            if keep is not None and len(events) > 2 * keep:
-                del events[:-keep]
-        self._reducer.apply(event)
-        if event is self._polled or self._events_in.ends(event):
-            self._final_seen = True
-        return self._final_seen
-
     # -- resuming ---------------------------------------------------------------------------
 
-    def _can_resume(self) -> bool:
-        return (
-            self._resubscribe is not None
-            and self._reducer.task is not None
-            and self._reducer.message is None
-        )
-
-    async def _recover(self, cause: A2AClientError) -> None:
-        """Re-attach to the task after a cut (bounded, with backoff), else poll its end."""
-        task = self._reducer.task
-        assert task is not None and self._resubscribe is not None
+    async def _reattach(self, action: Action) -> Action:
+        """Back off, then re-attach to the task; the follower's next step."""
+        follower = self._follower
+        task_id = follower.task_id
+        assert task_id is not None and self._resubscribe is not None
         await self._drop_connection()
-        while True:
-            if self.resumes >= self._resume_attempts:
-                cause.message = f"{cause.message} (re-attaching failed {self.resumes} times)"
-                raise cause
-            self.resumes += 1
-            if _retry.delays_enabled():
-                await anyio.sleep(self._retry.delay(self.resumes, cause))
-            try:
-                await self._connect(self._resubscribe(task.id))
-            except A2AClientError as exc:
-                if _is_cut(exc):
-                    continue
-                if self._poll is None:
-                    raise _unrecovered(cause, exc) from cause.__cause__
-                await self._poll_final(cause)  # the agent cannot re-attach: ask it instead
-                return
-            self._cut = cause
-            self._replaying = True
-            return
+        if _retry.delays_enabled():
+            assert action.error is not None
+            await self._within(anyio.sleep(self._retry.delay(action.attempt, action.error)))
+        try:
+            await self._connect(self._resubscribe(task_id))
+        except A2AClientError as exc:
+            return follower.reattach_failed(exc)
+        follower.reattached()
+        return DROP  # nothing to deliver: read the new stream
 
-    async def _poll_final(self, cause: A2AClientError) -> None:
-        """Wait for the task's final state by polling, within the idle limit and the total
-        deadline (a task that never finishes ends the stream there); else fail with the cut
-        ``cause``."""
-        task = self._reducer.task
-        assert task is not None
-        assert self._poll is not None
+    async def _poll_once(self, action: Action) -> tuple[Task | None, Action]:
+        """Poll the task once (after a wait that grows from poll to poll), within the idle
+        limit counted from the first poll and the total deadline."""
+        follower = self._follower
+        task_id = follower.task_id
+        assert task_id is not None and self._poll is not None
         await self._drop_connection()
-        self._replaying = False
-        with anyio.CancelScope(deadline=self._wait_deadline()) as scope:
+        if action.attempt == 1 and self.idle_timeout is not None:
+            self._poll_deadline = anyio.current_time() + self.idle_timeout
+        wait = min(POLL_INTERVAL * 1.5 ** (action.attempt - 2), MAX_POLL_INTERVAL)
+        with anyio.CancelScope(deadline=min(self._poll_deadline, self._deadline)) as scope:
+            if action.attempt > 1:
+                await anyio.sleep(wait)
             try:
-                self._polled = self._pending = await self._poll(task.id)
+                task = await self._poll(task_id)
             except A2AClientError as exc:
-                raise _unrecovered(cause, exc) from cause.__cause__
-        if scope.cancelled_caught:
-            raise self._expired("stream-idle")
-
-    def _is_replay(self, event: StreamEvent) -> bool:
-        """After re-attaching: drop the leading snapshot (folded quietly) and repeats."""
-        assert self._events_in is not None
-        if isinstance(event, Task) and not self._events_in.ends(event):
-            self._reducer.apply(event)
-            return True
-        if event.raw is not None and any(e.raw == event.raw for e in self._events):
-            return True
-        self._replaying = False
-        return False
+                return None, follower.poll_failed(exc)
+            return task, follower.polled(task)
+        assert scope.cancelled_caught
+        raise self._expired("stream-idle")
 
     async def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
@@ -348,7 +304,7 @@ class MessageStream:
 
     # -- time limits, failure, closing ------------------------------------------------------
 
-    async def _within(self, awaitable: Awaitable[T], which: str) -> T:
+    async def _within(self, awaitable: Awaitable[T]) -> T:
         """Await within the idle limit and the total deadline, whichever is nearer.
 
         Bytes arriving on the connection (keep-alive comments too) push the idle limit back.
@@ -359,7 +315,7 @@ class MessageStream:
                 return await awaitable
             finally:
                 self._idle_scope = None
-        raise self._expired(which)
+        raise self._expired("stream-idle")
 
     def _expired(self, which: str) -> A2ATimeoutError:
         """The time limit that ended a wait: the total deadline if it passed, else ``which``."""
@@ -373,7 +329,7 @@ class MessageStream:
         return min(anyio.current_time() + self.idle_timeout, self._deadline)
 
     def _touch(self) -> None:
-        """The reader waits again after a chunk: the idle limit counts from now."""
+        """Bytes arrived while waiting: the idle limit counts from now."""
         if self._idle_scope is not None and self.idle_timeout is not None:
             self._idle_scope.deadline = self._wait_deadline()
 
@@ -388,13 +344,17 @@ class MessageStream:
         """Consume the rest of the stream; the final Task, or the agent's Message."""
         async for _ in self:
             pass
-        if self._reducer.message is not None:
-            return self._reducer.message
-        if self._reducer.task is None:
+        if self.message is not None:
+            return self.message
+        if self.task is None:
             raise A2AProtocolError("the stream carried no task and no message")
-        return self._reducer.task
+        return self.task
 
     async def aclose(self) -> None:
         """Release the connection now; iteration stops. Safe to call more than once."""
         self._state = "done"
         await self._drop_connection()
+
+
+def _no_end_yet(event: StreamEvent) -> bool:
+    raise RuntimeError("an event was read before its stream was opened")
