@@ -5,6 +5,7 @@ Every httpx exception becomes an ``A2AClientError`` here, once, with the cause c
 
 from __future__ import annotations
 
+import http.cookiejar
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ import anyio
 import httpx
 
 from a2a_anyio._auth import Credentials, MutualTLS
+from a2a_anyio._cookies import CookieJar, Origin
 from a2a_anyio._errors import (
     A2AClientError,
     A2AConnectionError,
@@ -54,6 +56,14 @@ class OwnClient(httpx.AsyncClient):
     timeout bounds the idle gap of a stream (no cancel scope per read is needed)."""
 
 
+class _NoCookies(http.cookiejar.CookieJar):
+    """The jar of the httpx clients the library makes: it keeps nothing. Cookies agents set
+    are kept per origin by ``HttpTransport`` instead (``_cookies.CookieJar``)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 def make_client(
     *,
     verify: VerifyTypes = True,
@@ -72,6 +82,7 @@ def make_client(
         # queue the streams past the cap behind the ones running (a fan-out stalls).
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=100),
         headers={"User-Agent": _USER_AGENT},
+        cookies=_NoCookies(),
         follow_redirects=False,
     )
 
@@ -97,6 +108,12 @@ def _ssl_context(verify: VerifyTypes, client_cert: MutualTLS | None) -> ssl.SSLC
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 MAX_REDIRECTS = 5
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: httpx.URL) -> Origin:
+    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme)
+
 
 
 def mapped(exc: Exception, url: str) -> A2AClientError:
@@ -163,6 +180,9 @@ class HttpTransport:
         self.bounds_reads = isinstance(client, OwnClient)
         self.max_response_bytes = max_response_bytes
         self.max_event_bytes = max_event_bytes
+        #: What agents set with Set-Cookie, per exact origin (an injected client's jar is
+        #: neither read nor sent).
+        self.cookies = CookieJar()
 
     async def request(
         self,
@@ -202,8 +222,9 @@ class HttpTransport:
 
         Credentials go only to their origins: for another origin the request goes without
         them, or is refused (the credentials' policy). Redirects (at most five) are followed
-        here, hop by hop under the same rule. After a 401, a scheme that can renew its
-        credentials does, and the request is sent once more.
+        here, hop by hop under the same rule; each hop carries the cookies its own origin
+        set. After a 401, a scheme that can renew its credentials does, and the request is
+        sent once more.
         """
         renewed = False
         for hop in range(MAX_REDIRECTS + 1):
@@ -219,14 +240,14 @@ class HttpTransport:
                     sent_headers = with_credentials
                 elif credentials.policy == "refuse":
                     raise _refused(url, hop)
-            request = self.client.build_request(
-                method,
-                target,
-                content=content,
-                headers=sent_headers,
-                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-            )
+            request = self._build(method, target, content, sent_headers, timeout)
+            origin = _origin(request.url)
+            self._add_cookies(request, origin, sent_headers)
             response = await self.client.send(request, stream=True, follow_redirects=False)
+            if "set-cookie" in response.headers:
+                now = anyio.current_time()
+                lines = response.headers.get_list("set-cookie")
+                self.cookies.store(origin, request.url.path, lines, now)
             status = response.status_code
             if status < 300:
                 return response, url
@@ -252,6 +273,39 @@ class HttpTransport:
                 continue
             return response, url
         raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}")
+
+    def _build(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+        timeout: httpx.Timeout | None,
+    ) -> httpx.Request:
+        """A request with the httpx client's default headers, query parameters and timeout,
+        but not its cookies (what ``build_request`` would add): httpx's jar is host-wide, and
+        an injected client's jar may hold what any server put there."""
+        client = self.client
+        merged = httpx.Headers(client.headers)
+        merged.update(headers)
+        target = httpx.URL(url)
+        if client.params:
+            target = target.copy_merge_params(client.params)
+        extensions = {"timeout": (timeout if timeout is not None else client.timeout).as_dict()}
+        return httpx.Request(method, target, content=content, headers=merged, extensions=extensions)
+
+    def _add_cookies(
+        self, request: httpx.Request, origin: Origin, sent_headers: Mapping[str, str]
+    ) -> None:
+        """Add the cookies ``origin`` set itself to the request, after the user's when they
+        were attached (the user's win over an agent's of the same name)."""
+        if not self.cookies:
+            return
+        own = next((v for k, v in sent_headers.items() if k.lower() == "cookie"), "")
+        skip = frozenset(p.split("=", 1)[0].strip() for p in own.split(";"))
+        theirs = self.cookies.header(origin, request.url.path, anyio.current_time(), skip)
+        if theirs:
+            request.headers["Cookie"] = f"{own}; {theirs}" if own else theirs
 
     async def _post_form(self, url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
         """A form POST with no client credentials (OAuth token requests)."""
