@@ -15,9 +15,10 @@ from urllib.parse import urlencode, urljoin
 import anyio
 import httpx
 
-from a2a_anyio._auth import Credentials, MutualTLS
+from a2a_anyio._auth import Credentials, MutualTLS, origin_of
 from a2a_anyio._cookies import CookieJar, Origin
 from a2a_anyio._errors import (
+    A2AAuthError,
     A2AClientError,
     A2AConnectionError,
     A2ADiscoveryError,
@@ -108,12 +109,21 @@ def _ssl_context(verify: VerifyTypes, client_cert: MutualTLS | None) -> ssl.SSLC
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 MAX_REDIRECTS = 5
+#: An OAuth token response is a small JSON object.
+MAX_TOKEN_BYTES = 64 * 1024
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _origin(url: httpx.URL) -> Origin:
     return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme)
 
+
+def _on(url: str, origin: Origin) -> bool:
+    """True if ``url`` is on ``origin``; a URL without a readable origin is not."""
+    try:
+        return origin_of(url) == origin
+    except ValueError:
+        return False
 
 
 def mapped(exc: Exception, url: str) -> A2AClientError:
@@ -193,14 +203,17 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         credentials: Credentials | None = None,
         max_bytes: int | None = None,
+        stay_on_origin: bool = False,
     ) -> RawResponse:
         """Send a request and read the whole response (bounded by ``max_bytes``).
 
-        ``credentials`` are attached only where they may go (see ``exchange``). The caller's
-        cancel scope keeps the deadline.
+        ``credentials`` are attached only where they may go, and ``stay_on_origin`` refuses
+        redirects elsewhere (see ``exchange``). The caller's cancel scope keeps the deadline.
         """
         try:
-            response, url = await self.exchange(method, url, content, headers or {}, credentials)
+            response, url = await self.exchange(
+                method, url, content, headers or {}, credentials, stay_on_origin=stay_on_origin
+            )
             try:
                 body = await self.read_body(response, url, max_bytes)
             finally:
@@ -217,16 +230,20 @@ class HttpTransport:
         headers: Mapping[str, str],
         credentials: Credentials | None,
         timeout: httpx.Timeout | None = None,
+        *,
+        stay_on_origin: bool = False,
     ) -> tuple[httpx.Response, str]:
         """Send a request; the response with its body unread, and the URL that gave it.
 
         Credentials go only to their origins: for another origin the request goes without
         them, or is refused (the credentials' policy). Redirects (at most five) are followed
-        here, hop by hop under the same rule; each hop carries the cookies its own origin
-        set. After a 401, a scheme that can renew its credentials does, and the request is
-        sent once more.
+        here, hop by hop under the same rule; with ``stay_on_origin`` (the body holds a
+        secret) a redirect to another origin raises ``A2AAuthError``. Each hop carries the
+        cookies its own origin set. After a 401, a scheme that can renew its credentials
+        does, and the request is sent once more.
         """
         renewed = False
+        start = origin_of(url) if stay_on_origin else None
         for hop in range(MAX_REDIRECTS + 1):
             sent_headers: Mapping[str, str] = headers
             target = url
@@ -255,6 +272,12 @@ class HttpTransport:
             if location:
                 await response.aclose()
                 url = urljoin(url, location)
+                if start is not None and not _on(url, start):
+                    raise A2AAuthError(
+                        status,
+                        f"the token endpoint redirected to another origin: {url}; "
+                        "the client secret goes only to the token URL's own origin",
+                    )
                 if response.status_code == 303 or (
                     response.status_code in (301, 302) and method == "POST"
                 ):
@@ -308,12 +331,15 @@ class HttpTransport:
             request.headers["Cookie"] = f"{own}; {theirs}" if own else theirs
 
     async def _post_form(self, url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
-        """A form POST with no client credentials (OAuth token requests)."""
+        """A form POST with no client credentials (OAuth token requests): the form holds a
+        secret, so a redirect to another origin is refused (``A2AAuthError``)."""
         resp = await self.request(
             "POST",
             url,
             content=urlencode(form).encode(),
             headers={"Content-Type": "application/x-www-form-urlencoded"},
+            max_bytes=MAX_TOKEN_BYTES,
+            stay_on_origin=True,
         )
         return resp.status, resp.content
 
