@@ -141,6 +141,16 @@ def mapped(exc: Exception, url: str) -> A2AClientError:
     if isinstance(exc, httpx.RemoteProtocolError):
         # Mostly a peer that closed the connection mid-response: a cut, not bad data.
         return A2AConnectionError(f"connection to {url} broke: {exc}")
+    if isinstance(exc, httpx.LocalProtocolError):
+        # Its text, and that of the errors under it, quotes the header the HTTP layer refused,
+        # which may hold a credential: scrubbed, so that no traceback shows it.
+        cause: BaseException | None = exc
+        for _ in range(16):  # a chain is short, and must not loop forever if it is a cycle
+            if cause is None:
+                break
+            cause.args = ("a header or the request line is not valid HTTP",)
+            cause = cause.__cause__ or cause.__context__
+        return A2AClientError(f"the request to {url} could not be sent: it is not valid HTTP")
     if isinstance(exc, httpx.DecodingError):
         return A2AProtocolError(f"undecodable HTTP response from {url}: {exc}")
     if isinstance(exc, httpx.TransportError):
