@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import inspect
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,53 @@ def _hidden(secret: str) -> str:
     return "***" if secret else "''"
 
 
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP field name (RFC 9110)
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
+_COOKIE_VALUE = re.compile(r"[\x20-\x3a\x3c-\x7e]*")  # no ";": it would start another cookie
+_TEXT = re.compile(r"[^\x00-\x1f\x7f]*")  # no control character
+_WHY = {
+    _HEADER_VALUE: "a character an HTTP header cannot carry (CR, LF, NUL, another control "
+    "character, or one outside ASCII)",
+    _COOKIE_VALUE: "a character a cookie cannot carry (CR, LF, NUL, another control "
+    "character, ';', or one outside ASCII)",
+    _TEXT: "a control character (CR, LF, NUL...)",
+}
+
+
+def _check(what: str, value: object, allowed: re.Pattern[str]) -> None:
+    """ValueError naming ``what`` (never showing ``value``) unless ``value`` is a str that
+    ``allowed`` matches whole."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a str, not {type(value).__name__}")
+    if not allowed.fullmatch(value):
+        raise ValueError(f"{what} holds {_WHY[allowed]}")
+
+
+def _check_name(what: str, name: object) -> None:
+    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        raise ValueError(
+            f"{what} has a name that is not an HTTP token (letters, digits, !#$%&'*+-.^_`|~)"
+        )
+
+
+def check_options(
+    auth: object, headers: Mapping[str, str] | None, cookies: Mapping[str, str] | None
+) -> None:
+    """Refuse (``ValueError`` naming the option, never its value) credentials that cannot
+    go into a request unchanged: CR, LF, NUL or other control characters, non-ASCII header
+    values, names that are not tokens."""
+    if isinstance(auth, str):
+        _check("auth", auth, _HEADER_VALUE)
+    elif isinstance(auth, Auth):
+        auth.check()
+    for name, value in (headers or {}).items():
+        _check_name("headers", name)
+        _check(f"headers[{name!r}]", value, _HEADER_VALUE)
+    for name, value in (cookies or {}).items():
+        _check_name("cookies", name)
+        _check(f"cookies[{name!r}]", value, _COOKIE_VALUE)
+
+
 class Auth(ABC):
     """An auth scheme: sets what a request needs (a header, a query parameter, a cookie)."""
 
@@ -46,12 +94,21 @@ class Auth(ABC):
         """After a 401: renew the credentials if this scheme can; True means try once more."""
         return False
 
+    def check(self) -> None:  # noqa: B027 (a scheme with nothing to check keeps this one)
+        """ValueError (naming the field, not its value) if a field cannot go into a request."""
+
 
 @dataclass(frozen=True, slots=True, repr=False)
 class Bearer(Auth):
     """``Authorization: Bearer <token>``."""
 
     token: str
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        _check("Bearer token", self.token, _HEADER_VALUE)
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
         headers["Authorization"] = f"Bearer {self.token}"
@@ -67,6 +124,13 @@ class Basic(Auth):
 
     username: str
     password: str
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        _check("Basic username", self.username, _TEXT)
+        _check("Basic password", self.password, _TEXT)
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
         pair = f"{self.username}:{self.password}".encode()
@@ -88,6 +152,19 @@ class ApiKey(Auth):
     def __post_init__(self) -> None:
         if self.location not in ("header", "query", "cookie"):
             raise ValueError(f"location must be header, query or cookie, not {self.location!r}")
+        self.check()
+
+    def check(self) -> None:
+        if self.location == "query":
+            _check("ApiKey name", self.name, _TEXT)
+            _check("ApiKey value", self.value, _TEXT)
+            return
+        _check_name("ApiKey", self.name)
+        _check(
+            "ApiKey value",
+            self.value,
+            _HEADER_VALUE if self.location == "header" else _COOKIE_VALUE,
+        )
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
         if self.location == "header":
@@ -105,6 +182,10 @@ class ApiKey(Auth):
         return f"ApiKey(name={self.name!r}, location={self.location!r}, value=***)"
 
 
+#: What an access token may hold (visible ASCII: RFC 6750's b64token and a little more).
+_TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
+
+
 @dataclass(slots=True, repr=False)
 class OAuth2ClientCredentials(Auth):
     """OAuth 2.0 client credentials: a token from ``token_url``, cached until it expires and
@@ -118,6 +199,20 @@ class OAuth2ClientCredentials(Auth):
     _token: str | None = field(default=None, init=False)
     _expires: float = field(default=0.0, init=False)
     _lock: anyio.Lock | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        _check("OAuth2ClientCredentials token_url", self.token_url, _TEXT)
+        if urlsplit(self.token_url).scheme not in ("http", "https"):
+            raise ValueError("OAuth2ClientCredentials token_url must be an absolute http(s) URL")
+        _check("OAuth2ClientCredentials client_id", self.client_id, _TEXT)
+        _check("OAuth2ClientCredentials client_secret", self.client_secret, _TEXT)
+        for scope in self.scopes:
+            _check("OAuth2ClientCredentials scopes", scope, _TEXT)
+        if self.audience is not None:
+            _check("OAuth2ClientCredentials audience", self.audience, _TEXT)
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
         if self._lock is None:
@@ -149,6 +244,12 @@ class OAuth2ClientCredentials(Auth):
             raise A2AProtocolError(f"bad token response from {self.token_url}") from exc
         if not isinstance(token, str) or not token:
             raise A2AProtocolError(f"bad token response from {self.token_url}")
+        if not _TOKEN_CHARS.fullmatch(token):
+            # Never quoted: the text would go into error messages and logs.
+            raise A2AProtocolError(
+                f"bad token response from {self.token_url}: the access token holds characters "
+                "an HTTP header cannot carry"
+            )
         self._token = token
         # Renew a little early rather than send a token that expires on the way.
         self._expires = anyio.current_time() + max(0.0, lifetime - 30.0)
@@ -184,7 +285,10 @@ class CallableAuth(Auth):
         value = self._provider()
         if inspect.isawaitable(value):
             value = await value
-        headers["Authorization"] = str(value)
+        value = str(value)
+        if not _HEADER_VALUE.fullmatch(value):
+            raise ValueError(f"the auth function returned a value that holds {_WHY[_HEADER_VALUE]}")
+        headers["Authorization"] = value
         return url
 
     async def refresh(self) -> bool:
@@ -233,6 +337,15 @@ def credentials(
     and ``cookies`` (all treated as secret), bound to the origins of ``origins``."""
     if policy not in ("strip", "refuse"):
         raise ValueError(f"cross-origin policy must be 'strip' or 'refuse', not {policy!r}")
+    check_options(auth, headers, cookies)
+    origins = list(origins)
+    for url in origins:
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            raise ValueError(
+                "a URL given to the client (url, endpoint or trusted_origins) holds a user "
+                "name or password: give credentials with auth= (Basic(...)) instead"
+            )
     static = dict(headers or {})
     if cookies:
         static["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())

@@ -5,6 +5,7 @@ Every httpx exception becomes an ``A2AClientError`` here, once, with the cause c
 
 from __future__ import annotations
 
+import http.cookiejar
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -14,8 +15,10 @@ from urllib.parse import urlencode, urljoin
 import anyio
 import httpx
 
-from a2a_anyio._auth import Credentials, MutualTLS
+from a2a_anyio._auth import Credentials, MutualTLS, origin_of
+from a2a_anyio._cookies import CookieJar, Origin
 from a2a_anyio._errors import (
+    A2AAuthError,
     A2AClientError,
     A2AConnectionError,
     A2ADiscoveryError,
@@ -54,6 +57,14 @@ class OwnClient(httpx.AsyncClient):
     timeout bounds the idle gap of a stream (no cancel scope per read is needed)."""
 
 
+class _NoCookies(http.cookiejar.CookieJar):
+    """The jar of the httpx clients the library makes: it keeps nothing. Cookies agents set
+    are kept per origin by ``HttpTransport`` instead (``_cookies.CookieJar``)."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 def make_client(
     *,
     verify: VerifyTypes = True,
@@ -72,6 +83,7 @@ def make_client(
         # queue the streams past the cap behind the ones running (a fan-out stalls).
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=100),
         headers={"User-Agent": _USER_AGENT},
+        cookies=_NoCookies(),
         follow_redirects=False,
     )
 
@@ -97,6 +109,21 @@ def _ssl_context(verify: VerifyTypes, client_cert: MutualTLS | None) -> ssl.SSLC
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 MAX_REDIRECTS = 5
+#: An OAuth token response is a small JSON object.
+MAX_TOKEN_BYTES = 64 * 1024
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: httpx.URL) -> Origin:
+    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme)
+
+
+def _on(url: str, origin: Origin) -> bool:
+    """True if ``url`` is on ``origin``; a URL without a readable origin is not."""
+    try:
+        return origin_of(url) == origin
+    except ValueError:
+        return False
 
 
 def mapped(exc: Exception, url: str) -> A2AClientError:
@@ -114,6 +141,16 @@ def mapped(exc: Exception, url: str) -> A2AClientError:
     if isinstance(exc, httpx.RemoteProtocolError):
         # Mostly a peer that closed the connection mid-response: a cut, not bad data.
         return A2AConnectionError(f"connection to {url} broke: {exc}")
+    if isinstance(exc, httpx.LocalProtocolError):
+        # Its text, and that of the errors under it, quotes the header the HTTP layer refused,
+        # which may hold a credential: scrubbed, so that no traceback shows it.
+        cause: BaseException | None = exc
+        for _ in range(16):  # a chain is short, and must not loop forever if it is a cycle
+            if cause is None:
+                break
+            cause.args = ("a header or the request line is not valid HTTP",)
+            cause = cause.__cause__ or cause.__context__
+        return A2AClientError(f"the request to {url} could not be sent: it is not valid HTTP")
     if isinstance(exc, httpx.DecodingError):
         return A2AProtocolError(f"undecodable HTTP response from {url}: {exc}")
     if isinstance(exc, httpx.TransportError):
@@ -163,6 +200,9 @@ class HttpTransport:
         self.bounds_reads = isinstance(client, OwnClient)
         self.max_response_bytes = max_response_bytes
         self.max_event_bytes = max_event_bytes
+        #: What agents set with Set-Cookie, per exact origin (an injected client's jar is
+        #: neither read nor sent).
+        self.cookies = CookieJar()
 
     async def request(
         self,
@@ -173,14 +213,17 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         credentials: Credentials | None = None,
         max_bytes: int | None = None,
+        stay_on_origin: bool = False,
     ) -> RawResponse:
         """Send a request and read the whole response (bounded by ``max_bytes``).
 
-        ``credentials`` are attached only where they may go (see ``exchange``). The caller's
-        cancel scope keeps the deadline.
+        ``credentials`` are attached only where they may go, and ``stay_on_origin`` refuses
+        redirects elsewhere (see ``exchange``). The caller's cancel scope keeps the deadline.
         """
         try:
-            response, url = await self.exchange(method, url, content, headers or {}, credentials)
+            response, url = await self.exchange(
+                method, url, content, headers or {}, credentials, stay_on_origin=stay_on_origin
+            )
             try:
                 body = await self.read_body(response, url, max_bytes)
             finally:
@@ -197,15 +240,20 @@ class HttpTransport:
         headers: Mapping[str, str],
         credentials: Credentials | None,
         timeout: httpx.Timeout | None = None,
+        *,
+        stay_on_origin: bool = False,
     ) -> tuple[httpx.Response, str]:
         """Send a request; the response with its body unread, and the URL that gave it.
 
         Credentials go only to their origins: for another origin the request goes without
         them, or is refused (the credentials' policy). Redirects (at most five) are followed
-        here, hop by hop under the same rule. After a 401, a scheme that can renew its
-        credentials does, and the request is sent once more.
+        here, hop by hop under the same rule; with ``stay_on_origin`` (the body holds a
+        secret) a redirect to another origin raises ``A2AAuthError``. Each hop carries the
+        cookies its own origin set. After a 401, a scheme that can renew its credentials
+        does, and the request is sent once more.
         """
         renewed = False
+        start = origin_of(url) if stay_on_origin else None
         for hop in range(MAX_REDIRECTS + 1):
             sent_headers: Mapping[str, str] = headers
             target = url
@@ -219,14 +267,14 @@ class HttpTransport:
                     sent_headers = with_credentials
                 elif credentials.policy == "refuse":
                     raise _refused(url, hop)
-            request = self.client.build_request(
-                method,
-                target,
-                content=content,
-                headers=sent_headers,
-                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-            )
+            request = self._build(method, target, content, sent_headers, timeout)
+            origin = _origin(request.url)
+            self._add_cookies(request, origin, sent_headers)
             response = await self.client.send(request, stream=True, follow_redirects=False)
+            if "set-cookie" in response.headers:
+                now = anyio.current_time()
+                lines = response.headers.get_list("set-cookie")
+                self.cookies.store(origin, request.url.path, lines, now)
             status = response.status_code
             if status < 300:
                 return response, url
@@ -234,6 +282,12 @@ class HttpTransport:
             if location:
                 await response.aclose()
                 url = urljoin(url, location)
+                if start is not None and not _on(url, start):
+                    raise A2AAuthError(
+                        status,
+                        f"the token endpoint redirected to another origin: {url}; "
+                        "the client secret goes only to the token URL's own origin",
+                    )
                 if response.status_code == 303 or (
                     response.status_code in (301, 302) and method == "POST"
                 ):
@@ -253,13 +307,49 @@ class HttpTransport:
             return response, url
         raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}")
 
+    def _build(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: Mapping[str, str],
+        timeout: httpx.Timeout | None,
+    ) -> httpx.Request:
+        """A request with the httpx client's default headers, query parameters and timeout,
+        but not its cookies (what ``build_request`` would add): httpx's jar is host-wide, and
+        an injected client's jar may hold what any server put there."""
+        client = self.client
+        merged = httpx.Headers(client.headers)
+        merged.update(headers)
+        target = httpx.URL(url)
+        if client.params:
+            target = target.copy_merge_params(client.params)
+        extensions = {"timeout": (timeout if timeout is not None else client.timeout).as_dict()}
+        return httpx.Request(method, target, content=content, headers=merged, extensions=extensions)
+
+    def _add_cookies(
+        self, request: httpx.Request, origin: Origin, sent_headers: Mapping[str, str]
+    ) -> None:
+        """Add the cookies ``origin`` set itself to the request, after the user's when they
+        were attached (the user's win over an agent's of the same name)."""
+        if not self.cookies:
+            return
+        own = next((v for k, v in sent_headers.items() if k.lower() == "cookie"), "")
+        skip = frozenset(p.split("=", 1)[0].strip() for p in own.split(";"))
+        theirs = self.cookies.header(origin, request.url.path, anyio.current_time(), skip)
+        if theirs:
+            request.headers["Cookie"] = f"{own}; {theirs}" if own else theirs
+
     async def _post_form(self, url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
-        """A form POST with no client credentials (OAuth token requests)."""
+        """A form POST with no client credentials (OAuth token requests): the form holds a
+        secret, so a redirect to another origin is refused (``A2AAuthError``)."""
         resp = await self.request(
             "POST",
             url,
             content=urlencode(form).encode(),
             headers={"Content-Type": "application/x-www-form-urlencoded"},
+            max_bytes=MAX_TOKEN_BYTES,
+            stay_on_origin=True,
         )
         return resp.status, resp.content
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from a2a_anyio._auth import check_options
 from a2a_anyio._client import A2AClient, LearnedWires, MessageInput
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
@@ -36,6 +37,9 @@ class AgentPool:
         registry: AgentRegistry | None = None,
         **client_options: Any,
     ) -> None:
+        # Bad credentials fail here, not at the first use of an agent.
+        opts = client_options
+        check_options(opts.get("auth"), opts.get("headers"), opts.get("cookies"))
         self._http = HttpTransport(
             http_client, verify=verify, timeout=timeout, max_connections=max_connections
         )

@@ -105,8 +105,9 @@ class AgentEntry:
     endpoint: str | None = None
     description: str | None = None
     token_env: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    cookies: Mapping[str, str] = field(default_factory=dict)
+    # Credentials: kept out of the repr.
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    cookies: Mapping[str, str] = field(default_factory=dict, repr=False)
     protocol: str = "auto"
     binding: str = "jsonrpc"
     timeout_seconds: float | None = 30.0

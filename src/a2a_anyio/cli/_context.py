@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import time
 import traceback
 from contextlib import AsyncExitStack
@@ -50,21 +51,52 @@ class Target:
         return str(self.options.get("url") or self.options.get("endpoint") or self.ref)
 
 
+#: Secrets shorter than this are replaced only where they stand alone, not inside words.
+_SHORT = 4
+
+
 class Debug:
-    """``--debug`` diagnostics on stderr; every known secret is replaced by ``***``."""
+    """``--debug`` diagnostics on stderr. Credential values are never formatted into them
+    (the headers in ``secret_headers`` show ``***``), and every known secret, whatever its
+    length, is replaced by ``***`` in the text as a last guard."""
 
     def __init__(self, enabled: bool, printer: Printer) -> None:
         self.enabled = enabled
         self._printer = printer
         self.secrets: set[str] = set()
+        #: Lower-cased names of the headers that carry credentials (the user's headers too).
+        self.secret_headers: set[str] = set(SENSITIVE_HEADERS)
         self._started: dict[int, float] = {}
         self._t0 = time.perf_counter()
 
     def redact(self, text: str) -> str:
         for secret in sorted(self.secrets, key=len, reverse=True):
-            if len(secret) >= 3:
+            if len(secret) >= _SHORT:
                 text = text.replace(secret, "***")
+            elif secret:
+                text = re.sub(rf"(?<![0-9A-Za-z]){re.escape(secret)}(?![0-9A-Za-z])", "***", text)
         return text
+
+    def add_credentials(self, options: dict[str, Any]) -> None:
+        """Know the secrets of a client's options: ``auth``, ``headers`` and ``cookies``."""
+        auth = options.get("auth")
+        if isinstance(auth, str):
+            self.secrets.add(auth)
+            self.secrets.add(auth.partition(" ")[2])
+        for name, value in (options.get("headers") or {}).items():
+            self.secret_headers.add(str(name).lower())
+            self.secrets.add(str(value))
+        self.secrets.update(str(v) for v in (options.get("cookies") or {}).values())
+
+    def options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` fit to show: credential values replaced by ``***``."""
+        shown = {k: v for k, v in options.items() if k != "card"}
+        if "auth" in shown:
+            shown["auth"] = "***"
+        for key in ("headers", "cookies"):
+            if shown.get(key):
+                shown[key] = dict.fromkeys(shown[key], "***")
+        return shown
 
     def __call__(self, message: str) -> None:
         if self.enabled:
@@ -76,7 +108,7 @@ class Debug:
         shown = []
         for name, value in headers.items():
             lower = name.lower()
-            sensitive = lower in SENSITIVE_HEADERS or any(w in lower for w in _SENSITIVE_WORDS)
+            sensitive = lower in self.secret_headers or any(w in lower for w in _SENSITIVE_WORDS)
             shown.append(f"{name}: {'***' if sensitive else value}")
         return "; ".join(shown)
 
@@ -142,6 +174,7 @@ class Context:
         for secret in (args.bearer, args.api_key, *self.headers.values(), *self.cookies.values()):
             if secret:
                 self.debug.secrets.add(secret)
+        self.debug.secret_headers.update(name.lower() for name in self.headers)
 
     # -- output of failures ---------------------------------------------------------------
 
@@ -268,15 +301,14 @@ class Context:
             opts["retry"] = dataclasses.replace(policy, on_retry=self.debug.on_retry)
         if a.binding:  # preferred first, the other as the fallback
             opts["bindings"] = ("rest", "jsonrpc") if a.binding == "rest" else ("jsonrpc", "rest")
-        if "auth" in opts:
-            self.debug.secrets.add(str(opts["auth"]).partition(" ")[2] or str(opts["auth"]))
+        self.debug.add_credentials(opts)
         return Target(name, ref or name, opts, card, entry)
 
     async def client(self, target: Target) -> A2AClient:
         """An open client for ``target``, closed when the command ends."""
         opts = dict(target.options)
         if self.args.debug:
-            shown = {k: ("***" if k == "auth" else v) for k, v in opts.items() if k != "card"}
+            shown = self.debug.options(opts)
             if isinstance(policy := opts.get("retry"), RetryPolicy):
                 shown["retry"] = f"{policy.attempts} attempts"
             self.debug(f"agent {target.name}: {shown}")
