@@ -347,12 +347,7 @@ async def call(ctx: Context) -> int:
     params = _json_arg(a.params, "--params") if a.params is not None else None
     client = await ctx.client(ctx.target())
     result = await client.call(a.method, params)
-    if ctx.p.rich:
-        from rich.json import JSON
-
-        ctx.p.print(JSON.from_data(result))
-    else:
-        ctx.p.json(result)
+    ctx.p.json_view(result)
     return OK
 
 

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from rich.text import Text
-
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import A2ADiscoveryError
@@ -69,8 +67,7 @@ class Debug:
     def __call__(self, message: str) -> None:
         if self.enabled:
             elapsed = time.perf_counter() - self._t0
-            line = f"debug {elapsed:7.3f}s {self.redact(message)}"
-            self._printer.err.print(Text(line, style="dim"))
+            self._printer.debug(f"debug {elapsed:7.3f}s {self.redact(message)}")
 
     def headers(self, headers: Any) -> str:
         shown = []
@@ -107,7 +104,7 @@ class Debug:
     def exception(self, exc: BaseException) -> None:
         if self.enabled:
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-            self._printer.err.print(Text(self.redact(text), style="dim"))
+            self._printer.debug(self.redact(text), multiline=True)
 
 
 def parse_header(value: str) -> tuple[str, str]:
