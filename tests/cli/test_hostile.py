@@ -1,4 +1,4 @@
-"""What an agent writes cannot drive the terminal.
+"""What an agent writes cannot drive the terminal, and a bad answer is never a usage error.
 
 A hostile FakeAgent (the testing kit's, served on 127.0.0.1) puts escape sequences, control
 characters, bidirectional overrides and rich markup into every text it chooses: its card's
@@ -183,3 +183,38 @@ def test_lone_surrogates_and_c1_controls_in_json_text(
     assert as_json[1].json()["message"]["parts"][0]["text"] == expected_text
     code, raw = run_in_pty(*a, "card", env=clean_env())
     assert code == 0 and "\x1b]" not in raw and r"\ud800" in raw
+
+
+# -- a bad answer is the agent's fault, never a usage error (exit 2) ---------------------------
+
+
+def answer_faults() -> list[Any]:
+    def card_url(url: str) -> dict[str, Any]:
+        iface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        return {"card": {"supportedInterfaces": [iface]}}
+
+    return [
+        pytest.param({}, ("send", http_status := 503, "²"), id="retry-after-superscript"),
+        pytest.param({}, ("send", 429, "¹²³"), id="retry-after-superscripts-429"),
+        pytest.param({}, ("get", http_status, "¹"), id="retry-after-get"),
+        pytest.param(card_url("ftp://agent.example/a2a"), None, id="card-url-ftp"),
+        pytest.param(card_url("javascript:alert(1)"), None, id="card-url-javascript"),
+        pytest.param(card_url("http://agent.example:99999/a2a"), None, id="card-url-port"),
+        pytest.param(card_url("http://[::1/a2a"), None, id="card-url-ipv6"),
+    ]
+
+
+@pytest.mark.parametrize(("options", "fault"), answer_faults())
+async def test_a_bad_answer_is_never_a_usage_error(
+    anyio_backend: str, options: dict[str, Any], fault: tuple[str, int, str] | None
+) -> None:
+    agent = FakeAgent(**options)
+    if fault is not None:
+        op, http_status, retry_after = fault
+        agent.fault(op, http_status=http_status, retry_after=retry_after)
+    async with agent.serve():
+        a = ["-a", agent.url, "--timeout", "10", "-o", "json"]
+        args = ("task", "get", "t-1") if fault and fault[0] == "get" else ("send", "hi")
+        result = await run(anyio_backend, *a, *args)
+    assert result.code not in (0, 2), result.err
+    assert result.json()["error"]["code"] not in ("A2ACLI_ERR_USAGE", "A2A_ANYIO_ERR_CONFIG")
