@@ -9,6 +9,7 @@ form groups. YAML needs PyYAML and TOML on Python 3.10 needs tomli (both in the 
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import sys
@@ -19,10 +20,13 @@ from typing import Any
 
 from a2a_anyio._client import A2AClient, check_url
 from a2a_anyio._errors import A2AClientError
+from a2a_anyio._limits import read_file
 from a2a_anyio._retry import RetryPolicy
 
 #: The environment variable naming the registry file ``AgentRegistry.load()`` reads first.
 CONFIG_ENV = "A2A_ANYIO_CONFIG"
+#: A registry file larger than this is refused.
+MAX_REGISTRY_BYTES = 1024 * 1024
 
 _AGENT_FIELDS = (
     "name", "description", "url", "endpoint", "token_env", "headers", "cookies", "protocol",
@@ -36,6 +40,8 @@ _TOP_FIELDS = ("defaults", "agents", "groups")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _VAR = re.compile(r"\$\$|\$\{([^}]*)\}")
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP field or cookie name
+_BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
 _PROTOCOLS = {
     "auto": "auto",
     "1": "1.0",
@@ -147,6 +153,12 @@ class AgentEntry:
                 "token_env",
                 variable=self.token_env,
             )
+        if header_fault("Authorization", token) is not None:
+            raise self._error(
+                f"environment variable {self.token_env} holds a line break or NUL",
+                "token_env",
+                variable=self.token_env,
+            )
         return f"Bearer {token}"
 
     def client_options(self, env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -158,23 +170,38 @@ class AgentEntry:
             "timeout": self.timeout_seconds,
             "verify": self.verify,
         }
+        if isinstance(self.verify, str) and not Path(self.verify).is_file():
+            raise self._error(
+                f"no CA bundle file at {self.verify!r} (verify takes true, false or the path "
+                "of a CA bundle)",
+                "verify",
+            )
         if self.url is not None:
-            opts["url"] = check_url(self._expand(self.url, "url", env), "url")
+            opts["url"] = self._url(self._expand(self.url, "url", env), "url")
         if self.endpoint is not None:
-            opts["endpoint"] = check_url(self._expand(self.endpoint, "endpoint", env), "endpoint")
+            opts["endpoint"] = self._url(self._expand(self.endpoint, "endpoint", env), "endpoint")
         if (auth := self.auth(env)) is not None:
             opts["auth"] = auth
-        if self.headers:
-            opts["headers"] = {
-                k: self._expand(v, f"headers.{k}", env) for k, v in self.headers.items()
-            }
-        if self.cookies:
-            opts["cookies"] = {
-                k: self._expand(v, f"cookies.{k}", env) for k, v in self.cookies.items()
-            }
+        for key in ("headers", "cookies"):
+            table: Mapping[str, str] = getattr(self, key)
+            if table:
+                opts[key] = {k: self._field(key, k, v, env) for k, v in table.items()}
         if self.retries is not None:
             opts["retry"] = RetryPolicy(attempts=self.retries + 1)
         return opts
+
+    def _url(self, value: str, what: str) -> str:
+        try:
+            return check_url(value, what)
+        except ValueError as exc:
+            raise self._error(str(exc), what) from None
+
+    def _field(self, key: str, name: str, value: str, env: Mapping[str, str]) -> str:
+        """A header's or cookie's value with its variables substituted, checked."""
+        value = self._expand(value, f"{key}.{name}", env)
+        if header_fault(name, value) is not None:  # a variable brought a line break in
+            raise self._error("the value holds a line break or NUL", f"{key}.{name}")
+        return value
 
     def secrets(self, env: Mapping[str, str] | None = None) -> list[str]:
         """The credential values this entry sends (for redacting them from diagnostics)."""
@@ -227,11 +254,15 @@ class AgentRegistry:
         """A registry from a ``.yaml``/``.yml`` or ``.toml`` file (JSON is valid YAML)."""
         p = Path(path).expanduser()
         try:
-            text = p.read_text(encoding="utf-8")
+            text = read_file(p, MAX_REGISTRY_BYTES).decode("utf-8")
         except OSError as exc:
             raise AgentRegistryError(
                 f"cannot read the registry: {exc.strerror}", path=str(p)
             ) from exc
+        except UnicodeDecodeError as exc:
+            raise AgentRegistryError(f"not UTF-8 text (byte {exc.start})", path=str(p)) from exc
+        except ValueError as exc:  # not a regular file, or too large
+            raise AgentRegistryError(f"the registry {exc}", path=str(p)) from exc
         return cls.from_dict(_parse_text(text, p), source=p)
 
     @staticmethod
@@ -249,13 +280,13 @@ class AgentRegistry:
             return cls.from_file(path)
         named = os.environ.get(CONFIG_ENV)
         if named:
-            if not Path(named).expanduser().is_file():
+            if not Path(named).expanduser().exists():
                 raise AgentRegistryError(
-                    f"${CONFIG_ENV} names {named}, which is not a file", path=named
+                    f"${CONFIG_ENV} names {named}, which does not exist", path=named
                 )
             return cls.from_file(named)
         for candidate in cls.default_paths():
-            if candidate.is_file():
+            if candidate.exists():  # a directory or a FIFO there is reported, not skipped
                 return cls.from_file(candidate)
         return cls()
 
@@ -347,6 +378,8 @@ def _parse_text(text: str, path: Path) -> Any:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise AgentRegistryError(f"not valid TOML: {exc}", path=str(path)) from exc
+        except RecursionError:
+            raise AgentRegistryError("not valid TOML: nested too deep", path=str(path)) from None
     try:
         import yaml
     except ImportError as exc:  # pragma: no cover - the cli extra installs it
@@ -356,7 +389,18 @@ def _parse_text(text: str, path: Path) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise AgentRegistryError(f"not valid YAML: {exc}", path=str(path)) from exc
+        raise AgentRegistryError(f"not valid YAML: {_yaml_problem(exc)}", path=str(path)) from exc
+    except RecursionError:
+        raise AgentRegistryError("not valid YAML: nested too deep", path=str(path)) from None
+
+
+def _yaml_problem(exc: Any) -> str:
+    """PyYAML's several-line message, on one line: the problem and where it is."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if problem and mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(exc).split())
 
 
 class _Parser:
@@ -518,6 +562,8 @@ class _Parser:
                 for k, v in value.items():
                     if not isinstance(v, (str, int, float)) or isinstance(v, bool):
                         raise self.error(f"must be a string, not {_kind(v)}", where, f"{key}.{k}")
+                    if (fault := header_fault(str(k), str(v))) is not None:
+                        raise self.error(fault, where, f"{key}.{k}")
                     table[str(k)] = str(v)
                     self.check_template(str(v), where, f"{key}.{k}")
                 out[key] = table
@@ -538,7 +584,10 @@ class _Parser:
         if "timeout_seconds" in d:
             value = d["timeout_seconds"]
             if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value <= 0
             ):
                 raise self.error(
                     f"must be a positive number of seconds (or null for none), not {value!r}",
@@ -558,6 +607,10 @@ class _Parser:
             if not isinstance(value, (bool, str)) or value == "":
                 raise self.error(
                     f"must be true, false or a CA bundle's path, not {value!r}", where, "verify"
+                )
+            if isinstance(value, str) and value.strip().lower() in _BOOLEAN_WORDS:
+                raise self.error(
+                    f"{value!r} is a string: write true or false without quotes", where, "verify"
                 )
             out["verify"] = str(Path(value).expanduser()) if isinstance(value, str) else value
         return out
@@ -581,6 +634,16 @@ def _kind(value: Any) -> str:
         float: "a number",
         type(None): "nothing",
     }.get(type(value), type(value).__name__)
+
+
+def header_fault(name: str, value: str) -> str | None:
+    """Why ``name: value`` cannot be sent as a header (or a cookie), or None; the reason
+    never quotes the value, which may be a secret."""
+    if not _TOKEN.match(name):
+        return "not a valid header or cookie name"
+    if "\r" in value or "\n" in value or "\0" in value:
+        return "the value holds a line break or NUL"
+    return None
 
 
 def is_url(target: str) -> bool:

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import secrets
+import zlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -38,6 +40,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from a2a_anyio._dialects import v03, v1
 from a2a_anyio._errors import A2AClientError, A2AProtocolError
+from a2a_anyio._http import DEFAULT_MAX_EVENT_BYTES
+from a2a_anyio._limits import MAX_JSON_DEPTH, loads
 from a2a_anyio._model import (
     JSONDict,
     Message,
@@ -49,7 +53,6 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
 )
 from a2a_anyio.testing._asgi import (
-    HTTPRequest,
     Receive,
     Scope,
     Send,
@@ -120,6 +123,83 @@ def decode_notification(body: Any) -> tuple[StreamEvent, Literal["0.3", "1.0"]]:
     return event, "0.3"
 
 
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+_MAX_CODINGS = 5
+
+
+class _Refused(Exception):
+    """A post answered with a client error: its status, reason and extra headers."""
+
+    def __init__(self, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", []):
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+def _same(sent: str, token: str) -> bool:
+    """A token from a header (latin-1 text of its bytes) against an accepted one, in
+    constant time, whatever characters either holds."""
+    return secrets.compare_digest(
+        sent.encode("latin-1", "replace"), token.encode("utf-8", "surrogatepass")
+    )
+
+
+class _BodyDecoder:
+    """Undoes a ``Content-Encoding`` (gzip, deflate, stacked) as the body arrives; each layer
+    makes at most ``limit`` bytes in all, and never more than that in one step."""
+
+    def __init__(self, header: str, limit: int) -> None:
+        codings = [c.strip().lower() for c in header.split(",")]
+        codings = [c for c in codings if c not in ("", "identity")]
+        unknown = [c for c in codings if c not in _WBITS]
+        if unknown:
+            raise _Refused(415, f"unsupported Content-Encoding {unknown[0]!r}")
+        if len(codings) > _MAX_CODINGS:
+            raise _Refused(415, f"more than {_MAX_CODINGS} content codings")
+        self._codings = codings[::-1]  # the last one applied is undone first
+        self._layers = [zlib.decompressobj(_WBITS[c]) for c in self._codings]
+        self._made = [0] * len(self._layers)
+        self._limit = limit
+        self._chunks: list[bytes] = []
+
+    def feed(self, data: bytes) -> None:
+        for i in range(len(self._layers)):
+            if not data:
+                return
+            data = self._inflate(i, data)
+        self._chunks.append(data)
+
+    def _inflate(self, i: int, data: bytes) -> bytes:
+        layer, room = self._layers[i], self._limit - self._made[i]
+        try:
+            out = layer.decompress(data, room + 1)
+        except zlib.error:
+            raise _Refused(400, f"the {self._codings[i]} body cannot be decoded") from None
+        if len(out) > room:
+            raise _Refused(413, f"the body is larger than {self._limit} bytes once decoded")
+        if layer.unused_data:
+            raise _Refused(400, f"data after the end of the {self._codings[i]} body")
+        self._made[i] += len(out)
+        return out  # shorter than room + 1: the input was used up, nothing is left behind
+
+    def finish(self) -> bytes:
+        for i, layer in enumerate(self._layers):
+            if not layer.eof:
+                raise _Refused(400, f"the {self._codings[i]} body is cut short")
+        return b"".join(self._chunks)
+
+
 class _Subscription:
     """An ``async for`` view of one subscriber queue."""
 
@@ -154,7 +234,9 @@ class PushReceiver:
 
     ``token`` is accepted for every task; ``url`` is the address agents should post to when
     the receiver is mounted in another app (``serve()`` sets it while serving);
-    ``require_token=False`` accepts notifications that carry no known token.
+    ``require_token=False`` accepts notifications that carry no token. A post is read only
+    once its token is known (else 401), up to ``max_body_bytes`` as sent and as decoded
+    (gzip, deflate; else 413) and ``max_depth`` levels of JSON (else 400).
     """
 
     def __init__(
@@ -163,14 +245,19 @@ class PushReceiver:
         token: str | None = None,
         url: str | None = None,
         require_token: bool = True,
+        max_body_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_depth: int = MAX_JSON_DEPTH,
     ) -> None:
         self.token = token
         self.require_token = require_token
+        self.max_body_bytes = max_body_bytes
+        self.max_depth = max_depth
         self._url = url.rstrip("/") if url else None
         self._served_url: str | None = None
         #: every notification accepted, in order
         self.received: list[PushNotification] = []
-        #: how many notifications were refused (401) or unreadable (400)
+        #: how many posts were refused: no known token (401), too large (413), unreadable
+        #: (400) or in an encoding it does not decode (415)
         self.rejected = 0
         #: exceptions raised by handlers (the notification was then answered with 500)
         self.errors: list[BaseException] = []
@@ -209,20 +296,35 @@ class PushReceiver:
             url=url, task_id=task_id, token=token, auth_scheme="Bearer", auth_credentials=token
         )
 
-    def _authorized(self, headers: dict[str, str], task_id: str | None) -> tuple[bool, str | None]:
-        """Whether the notification may pass, and the token that let it."""
+    def _known_tokens(self, headers: dict[str, str]) -> list[str]:
+        """The tokens of a post that the receiver accepts for some task; ``_Refused(401)``
+        when it carries none of them (and one is required, or it carries an unknown one)."""
         candidates = []
         if header := headers.get("x-a2a-notification-token"):
             candidates.append(header.strip())
         if auth := headers.get("authorization"):
             candidates.append(auth.split(" ", 1)[-1].strip())
-        for token in candidates:
-            if self.token is not None and secrets.compare_digest(token, self.token):
-                return True, token
-            for known, bound in self._tokens.items():
-                if secrets.compare_digest(token, known) and bound in (None, task_id):
-                    return True, token
-        return not self.require_token and not candidates, None
+        known = [
+            token
+            for token in candidates
+            if (self.token is not None and _same(token, self.token))
+            or any(_same(token, t) for t in self._tokens)
+        ]
+        if known or not (candidates or self.require_token):
+            return known
+        raise _Refused(401, "unknown token", {"WWW-Authenticate": "Bearer"})
+
+    def _token_for(self, known: list[str], task_id: str | None) -> str | None:
+        """The token among ``known`` that lets a notification about ``task_id`` pass."""
+        for token in known:
+            if self.token is not None and _same(token, self.token):
+                return token
+            for accepted, bound in self._tokens.items():
+                if _same(token, accepted) and bound in (None, task_id):
+                    return token
+        if known:
+            raise _Refused(401, "unknown token", {"WWW-Authenticate": "Bearer"})
+        return None
 
     # -- handlers -----------------------------------------------------------------------
 
@@ -335,35 +437,56 @@ class PushReceiver:
             return
         if scope["type"] != "http":
             return
-        try:
-            req = await HTTPRequest.read(scope, receive)
-        except ValueError:
-            await send_response(send, 413, b"Payload Too Large", "text/plain")
-            return
-        if req.method != "POST":
+        if str(scope.get("method", "GET")).upper() != "POST":
             await send_response(send, 405, b"Method Not Allowed", "text/plain")
             return
+        headers = _headers(scope)
         try:
-            body = req.json()
-            event, form = decode_notification(body)
-        except (ValueError, A2AProtocolError) as exc:
-            self.rejected += 1
-            await send_json(send, 400, {"error": f"not a push notification: {exc}"})
-            return
-        task_id = _task_id(event)
-        allowed, token = self._authorized(req.headers, task_id)
-        if not allowed:
+            known = self._known_tokens(headers)  # before a byte of the body is read
+            body = await self._read_body(headers, receive)
+            try:
+                doc = loads(body, self.max_depth)
+                event, form = decode_notification(doc)
+            except (ValueError, A2AProtocolError) as exc:
+                raise _Refused(400, f"not a push notification: {exc}") from None
+            task_id = _task_id(event)
+            token = self._token_for(known, task_id)
+        except _Refused as refused:
             self.rejected += 1
             await send_json(
-                send, 401, {"error": "unknown token"}, headers={"WWW-Authenticate": "Bearer"}
+                send, refused.status, {"error": refused.reason}, headers=refused.headers
             )
             return
-        notification = PushNotification(event, task_id, form, token, req.headers, body)
+        notification = PushNotification(event, task_id, form, token, headers, doc)
         self.received.append(notification)
         failed = await self._route(notification)
         await send_json(
             send, 500 if failed else 200, {} if not failed else {"error": "handler failed"}
         )
+
+    async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
+        """The body, decoded; ``_Refused`` (400, 413, 415) when it is too large as sent or as
+        decoded, or cannot be decoded. No step of the decoding makes more than the limit."""
+        limit = self.max_body_bytes
+        length = headers.get("content-length")
+        if length is not None:
+            if not _DIGITS.fullmatch(length.strip()):
+                raise _Refused(400, "Content-Length is not a number")
+            if int(length) > limit:
+                raise _Refused(413, f"the body is larger than {limit} bytes")
+        decoder = _BodyDecoder(headers.get("content-encoding", ""), limit)
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Refused(400, "the request ended before its body")
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise _Refused(413, f"the body is larger than {limit} bytes")
+            decoder.feed(chunk)
+            if not message.get("more_body", False):
+                return decoder.finish()
 
     async def _route(self, notification: PushNotification) -> bool:
         event = notification.event

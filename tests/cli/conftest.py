@@ -1,7 +1,8 @@
 """The CLI run as a subprocess against real servers on 127.0.0.1.
 
 The a2a-sdk servers come from the interop suite; ``auth_server`` is a tiny stdlib HTTP server
-that wants ``Authorization: Bearer good`` and answers everything else with 401.
+that wants ``Authorization: Bearer good`` and answers everything else with 401; ``raw_agent``
+is one whose answers are JSON text written by hand, with escapes no JSON encoder writes.
 """
 
 from __future__ import annotations
@@ -151,6 +152,56 @@ class _AuthHandler(BaseHTTPRequestHandler):
 def auth_server() -> Iterator[str]:
     """Base URL of a local server that answers 401 without ``Bearer good-token-123``."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _AuthHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+#: What ``raw_agent`` says, as JSON text: a lone surrogate, a C1 CSI, an OSC title.
+RAW_NAME = r"Raw \ud800 agent \u009b2J \u001b]0;pwned\u0007"
+RAW_TEXT = r"lone \udc80 surrogate \u009d0;pwned\u009c \u202eevil"
+
+
+class _RawHandler(BaseHTTPRequestHandler):
+    """A v1.0 agent named ``RAW_NAME`` that answers every message with ``RAW_TEXT``."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, text: str) -> None:
+        data = text.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        rpc = f"http://{self.headers.get('Host', '')}/rpc"
+        self._send(
+            f'{{"name": "{RAW_NAME}", "description": "{RAW_TEXT}", "version": "1",'
+            f' "supportedInterfaces": [{{"url": "{rpc}", "protocolBinding": "JSONRPC",'
+            ' "protocolVersion": "1.0"}], "capabilities": {}, "defaultInputModes": [],'
+            f' "defaultOutputModes": [], "skills": [{{"id": "s", "name": "{RAW_NAME}",'
+            f' "description": "{RAW_TEXT}", "tags": []}}]}}'
+        )
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        request = json.loads(self.rfile.read(length) or b"{}")
+        self._send(
+            f'{{"jsonrpc": "2.0", "id": {json.dumps(request.get("id"))}, "result": {{"message":'
+            f' {{"messageId": "m1", "role": "ROLE_AGENT", "parts": [{{"text": "{RAW_TEXT}"}}]}}}}}}'
+        )
+
+
+@pytest.fixture(scope="session")
+def raw_agent() -> Iterator[str]:
+    """Base URL of the ``_RawHandler`` agent on 127.0.0.1."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _RawHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"

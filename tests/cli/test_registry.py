@@ -3,6 +3,8 @@ and registry names wherever the library takes a URL (AgentPool, fan_out, fan_out
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import textwrap
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from a2a_anyio import (
     fan_out,
     fan_out_stream,
 )
+from a2a_anyio._registry import MAX_REGISTRY_BYTES
 
 ISSUE_YAML = """\
 defaults: {timeout_seconds: 30, retries: 3}
@@ -119,7 +122,11 @@ def test_tags_form_groups_and_explicit_groups_come_first(tmp_path: Path) -> None
     assert "ops" in reg and "a" in reg and "nope" not in reg
 
 
-def test_options_are_normalised_and_defaults_merge(tmp_path: Path) -> None:
+def test_options_are_normalised_and_defaults_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "ca.pem").write_text("a CA bundle")  # verify: ~/ca.pem is checked to exist
     path = write(
         tmp_path,
         "agents.yaml",
@@ -388,3 +395,40 @@ async def test_pool_gives_an_entry_with_other_tls_settings_its_own_connections()
         assert lab._http.client is not pool.http_client and lab.timeout == 3.0
         assert plain._credentials.headers["Authorization"] == "Bearer pool"  # pool options apply
         assert pool.client("https://plain.test") is not plain  # a URL is its own client
+
+
+def test_a_registry_file_is_read_only_when_small_and_regular(tmp_path: Path) -> None:
+    directory, fifo, large = tmp_path / "dir.yaml", tmp_path / "fifo.yaml", tmp_path / "big.yaml"
+    directory.mkdir()
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    with large.open("wb") as f:
+        f.truncate(MAX_REGISTRY_BYTES + 1)
+    for path, why in ((directory, "a directory"), (fifo, "a FIFO"), (large, "larger than")):
+        with pytest.raises(AgentRegistryError, match=why) as info:
+            AgentRegistry.from_file(path)
+        assert info.value.path == str(path)
+
+
+def test_header_and_ca_bundle_values_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(AgentRegistryError, match="line break or NUL") as info:
+        AgentRegistry.from_dict(
+            {"agents": [{"name": "a", "url": "http://a.test", "headers": {"X": "1\n2"}}]}
+        )
+    assert info.value.field == "headers.X"
+    entry = AgentRegistry.from_dict(
+        {
+            "agents": [
+                {"name": "a", "url": "http://a.test", "headers": {"X": "${V}"}, "verify": "ca.pem"}
+            ]
+        }
+    ).get("a")
+    with pytest.raises(AgentRegistryError, match="no CA bundle file") as info:
+        entry.client_options({"V": "ok"})
+    assert info.value.field == "verify"
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("a CA bundle")
+    entry = dataclasses.replace(entry, verify=str(bundle))
+    assert entry.client_options({"V": "ok"})["headers"] == {"X": "ok"}
+    with pytest.raises(AgentRegistryError, match="line break or NUL") as info:
+        entry.client_options({"V": "ok\r\nX-Evil: 1"})
+    assert info.value.field == "headers.X" and "X-Evil" not in str(info.value)

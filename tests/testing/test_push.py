@@ -3,13 +3,21 @@ FakeAgent that posts notifications (v0.3 and v1.0 forms) and an A2AClient, on 12
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import functools
+import gzip
+import json
+import tracemalloc
+import zlib
+from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import anyio
 import anyio.lowlevel
 import httpx
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -22,6 +30,7 @@ from a2a_anyio import (
     TaskState,
     TaskStatusUpdateEvent,
 )
+from a2a_anyio._limits import MAX_JSON_DEPTH
 from a2a_anyio.push import PushReceiver, decode_notification
 from a2a_anyio.testing import FakeAgent, SkillContext, artifact, status
 from a2a_anyio.testing._skills import Emit
@@ -63,7 +72,9 @@ async def test_token_checks() -> None:
         receiver.forget(token)
         forgotten = await http.post("/", json=V03_TASK, headers={"X-A2A-Notification-Token": token})
         not_json = await http.post("/", content=b"{", headers={"X-A2A-Notification-Token": other})
-        not_event = await http.post("/", json={"hello": 1})
+        not_event = await http.post(
+            "/", json={"hello": 1}, headers={"X-A2A-Notification-Token": anywhere}
+        )
         get = await http.get("/")
     assert [r.status_code for r in (missing, wrong, other_task, forgotten)] == [401] * 4
     assert missing.headers["www-authenticate"] == "Bearer"
@@ -280,3 +291,239 @@ async def test_in_process_delivery_and_a_forged_token() -> None:
         TaskState.WORKING,
         TaskState.COMPLETED,
     ]
+
+
+# -- hostile posts: the token first, then a bounded body --------------------------------------
+
+LIMIT = 64 * 1024
+TOKEN = "tok"
+NOTE = json.dumps(V1_STATUS).encode()
+
+
+@dataclass
+class Posted:
+    """What the receiver answered to one post, and how many body messages it read."""
+
+    status: int
+    body: Any
+    reads: int
+
+
+async def post(
+    receiver: PushReceiver,
+    chunks: Sequence[bytes],
+    headers: Mapping[str, str | bytes] | None = None,
+    token: str | bytes | None = TOKEN,
+) -> Posted:
+    """One POST run through the receiver as an ASGI server runs it: the body in ``chunks``."""
+    raw: list[tuple[bytes, bytes]] = []
+    if token is not None:
+        raw.append(
+            (b"x-a2a-notification-token", token if isinstance(token, bytes) else token.encode())
+        )
+    for name, value in (headers or {}).items():
+        raw.append((name.lower().encode(), value if isinstance(value, bytes) else value.encode()))
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": raw}
+    pending, sent, reads = list(chunks) or [b""], [], 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal reads
+        reads += 1
+        if not pending:
+            return {"type": "http.disconnect"}
+        chunk = pending.pop(0)
+        return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+
+    await receiver(scope, receive, send)  # an exception here would be a 500 with a traceback
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return Posted(sent[0]["status"], json.loads(body), reads)
+
+
+def strict_receiver(**kwargs: Any) -> PushReceiver:
+    return PushReceiver(token=TOKEN, max_body_bytes=LIMIT, **kwargs)
+
+
+@functools.cache
+def zeros_gzip() -> bytes:
+    """32 MiB of zeros, gzipped: about 32 KiB."""
+    return gzip.compress(bytes(32 << 20), compresslevel=9)
+
+
+@pytest.mark.parametrize(
+    "token",
+    [None, "nope", b"\xe9t\xe9", "tok\x00", "tok2"],
+    ids=["none", "unknown", "latin-1", "nul", "prefix"],
+)
+@pytest.mark.parametrize(
+    "body",
+    [[b"[" * 100_000], [zeros_gzip()], [b"{", b"x" * LIMIT * 4]],
+    ids=["deep-json", "gzip-bomb", "oversized"],
+)
+async def test_the_token_is_checked_before_a_byte_of_the_body_is_read(
+    token: str | bytes | None, body: list[bytes]
+) -> None:
+    receiver = strict_receiver()
+    receiver.expect("t-1", "tok-for-t1")
+    headers = {"Content-Encoding": "gzip"} if body[0].startswith(b"\x1f\x8b") else {}
+    refused = await post(receiver, body, headers, token=token)
+    assert (refused.status, refused.body, refused.reads) == (401, {"error": "unknown token"}, 0)
+    assert receiver.received == [] and receiver.rejected == 1
+    read = await post(receiver, body, headers, token=TOKEN)  # the same post with the token
+    assert read.status in (400, 413) and read.reads > 0
+
+
+async def test_a_known_token_of_another_task_is_refused_once_the_task_is_known() -> None:
+    receiver = PushReceiver()
+    other = receiver.expect("t-2")
+    refused = await post(receiver, [NOTE], token=other)
+    assert (refused.status, refused.body) == (401, {"error": "unknown token"})
+    assert (await post(receiver, [NOTE], token=receiver.expect("t-1"))).status == 200
+
+
+async def test_bodies_larger_than_the_limit_are_refused_with_413() -> None:
+    receiver = strict_receiver()
+    declared = await post(receiver, [b"{}"], {"Content-Length": str(LIMIT + 1)})
+    assert (declared.status, declared.reads) == (413, 0)  # the header says it: nothing is read
+    chunk = b" " * 4096
+    streamed = await post(receiver, [chunk] * (2 * LIMIT // len(chunk)))  # no Content-Length
+    assert streamed.status == 413
+    assert streamed.reads == LIMIT // len(chunk) + 1  # read up to the limit, not beyond
+    bad_length = await post(receiver, [NOTE], {"Content-Length": "²"})
+    assert bad_length.status == 400
+    at_limit = await post(receiver, [NOTE + b" " * (LIMIT - len(NOTE))])
+    assert at_limit.status == 200
+    assert receiver.rejected == 3
+
+
+def deflate(data: bytes) -> bytes:
+    return zlib.compress(data, 9)
+
+
+def case(encoding: str, body: Callable[[], bytes], status: int, id: str) -> Any:
+    return pytest.param(encoding, body, status, id=id)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body", "status"),
+    [
+        case("gzip", lambda: gzip.compress(NOTE), 200, "gzip"),
+        case("x-gzip", lambda: gzip.compress(NOTE), 200, "x-gzip"),
+        case("deflate", lambda: deflate(NOTE), 200, "deflate"),
+        case("gzip, gzip", lambda: gzip.compress(gzip.compress(NOTE)), 200, "gzip-gzip"),
+        case("deflate, gzip, identity", lambda: gzip.compress(deflate(NOTE)), 200, "mixed"),
+        case("gzip", zeros_gzip, 413, "gzip-bomb"),
+        case("deflate", lambda: deflate(bytes(32 << 20)), 413, "deflate-bomb"),
+        case("gzip, gzip", lambda: gzip.compress(zeros_gzip()), 413, "stacked-bomb"),
+        case("gzip", lambda: gzip.compress(NOTE)[:-9], 400, "cut-short"),
+        case("gzip", lambda: gzip.compress(NOTE) + b"trailing", 400, "trailing-data"),
+        case("gzip", lambda: b"\x1f\x8b not gzip at all", 400, "not-gzip"),
+        case("deflate", lambda: NOTE, 400, "not-deflate"),
+        case("br", lambda: NOTE, 415, "brotli"),
+        case("gzip, compress", lambda: NOTE, 415, "compress"),
+        case(", ".join(["gzip"] * 6), lambda: NOTE, 415, "six-codings"),
+    ],
+)
+async def test_compressed_bodies_are_decoded_within_the_limit(
+    encoding: str, body: Callable[[], bytes], status: int
+) -> None:
+    data = body()
+    receiver = strict_receiver()
+    chunks = [data[i : i + 1024] for i in range(0, len(data), 1024)]
+    tracemalloc.start()
+    try:
+        posted = await post(receiver, chunks, {"Content-Encoding": encoding})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert posted.status == status, posted.body
+    assert peak < 8 * LIMIT + (1 << 20)  # a bomb is never expanded past about the limit
+    if status == 200:
+        [notification] = receiver.received
+        assert notification.state is TaskState.COMPLETED
+
+
+async def test_json_nested_deeper_than_the_limit_is_refused_with_400() -> None:
+    receiver = PushReceiver(token=TOKEN)
+
+    def nested(depth: int) -> bytes:  # a status update whose metadata holds ``depth`` levels
+        doc: dict[str, Any] = json.loads(NOTE)
+        metadata: dict[str, Any] = {}
+        for _ in range(depth - 3):
+            metadata = {"a": metadata}
+        doc["statusUpdate"]["metadata"] = metadata
+        return json.dumps(doc).encode()
+
+    assert (await post(receiver, [nested(MAX_JSON_DEPTH)])).status == 200
+    too_deep = await post(receiver, [nested(MAX_JSON_DEPTH + 1)])
+    assert too_deep.status == 400 and "nested deeper" in too_deep.body["error"]
+    bomb = await post(receiver, [b"[" * 1_000_000])  # json.loads alone would recurse out
+    assert bomb.status == 400 and "nested deeper" in bomb.body["error"]
+    shallow = PushReceiver(token=TOKEN, max_depth=3)
+    assert (await post(shallow, [NOTE])).status == 200
+    assert (await post(shallow, [nested(4)])).status == 400
+
+
+async def test_a_served_receiver_answers_bad_posts_with_client_errors() -> None:
+    receiver = PushReceiver(token=TOKEN, max_body_bytes=LIMIT)
+    ok = {"X-A2A-Notification-Token": TOKEN}
+    async with receiver.serve() as url, httpx.AsyncClient(base_url=url) as http:
+        answers = [
+            await http.post("/", content=b"[" * 200_000, headers={}),
+            await http.post("/", content=b"[" * 60_000, headers=ok),
+            await http.post("/", content=b"x" * (LIMIT + 1), headers=ok),
+            await http.post("/", content=zeros_gzip(), headers={**ok, "Content-Encoding": "gzip"}),
+            await http.post("/", content=NOTE, headers={**ok, "Content-Encoding": "br"}),
+            await http.post("/", content=NOTE, headers={b"X-A2A-Notification-Token": "é".encode()}),
+            await http.post("/", content=NOTE, headers=ok),
+        ]
+    assert [a.status_code for a in answers] == [401, 400, 413, 413, 415, 401, 200]
+    assert all(a.headers["content-type"] == "application/json" for a in answers)
+    assert receiver.rejected == 6
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@settings(max_examples=150, deadline=None)
+@given(
+    body=st.one_of(
+        st.binary(max_size=200),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+            lambda inner: (
+                st.lists(inner, max_size=4)
+                | st.dictionaries(
+                    st.sampled_from(
+                        [
+                            "task",
+                            "statusUpdate",
+                            "artifactUpdate",
+                            "message",
+                            "id",
+                            "status",
+                            "state",
+                            "taskId",
+                            "artifact",
+                            "parts",
+                            "text",
+                            "kind",
+                            "history",
+                        ]
+                    )
+                    | st.text(max_size=8),
+                    inner,
+                    max_size=5,
+                )
+            ),
+            max_leaves=30,
+        ).map(lambda value: json.dumps(value).encode()),
+    )
+)
+@example(body=b"[" * 5000)
+@example(body=json.dumps({"statusUpdate": {"taskId": "t", "status": {}, "metadata": {}}}).encode())
+def test_no_post_makes_the_receiver_fail(backend: str, body: bytes) -> None:
+    async def one() -> int:
+        return (await post(PushReceiver(token=TOKEN), [body])).status
+
+    assert anyio.run(one, backend=backend) in (200, 400)

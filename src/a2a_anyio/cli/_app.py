@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import sys
@@ -13,6 +14,7 @@ from typing import Any, NoReturn
 import anyio
 
 from a2a_anyio import __version__
+from a2a_anyio._client import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli._context import Context
@@ -179,9 +181,18 @@ def _seconds(value: str) -> float:
         seconds = float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not math.isfinite(seconds):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}")
     if seconds < 0:
         raise argparse.ArgumentTypeError("seconds cannot be negative")
     return seconds
+
+
+def _url(value: str) -> str:
+    try:
+        return check_url(value, "the URL")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive(value: str) -> int:
@@ -289,7 +300,7 @@ def _push_config_commands(sub: Any) -> None:
     psub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
     c = _add(psub, "create", cmd.push_create, "ask the agent to post the task's updates to a URL")
     c.add_argument("task_id", metavar="TASK_ID", help="the task's id")
-    c.add_argument("url", metavar="URL", help="the webhook that receives the updates")
+    c.add_argument("url", type=_url, metavar="URL", help="the webhook that receives the updates")
     c.add_argument("--token", help="a token the agent sends back with every notification")
     c.add_argument("--config-id", metavar="ID", help="the config's id (default: the agent's)")
     _leaf(c)

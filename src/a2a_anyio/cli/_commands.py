@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import mimetypes
 import sys
 from collections.abc import Awaitable, Callable
@@ -15,6 +14,7 @@ from rich.live import Live
 
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import A2ATimeoutError
+from a2a_anyio._limits import loads
 from a2a_anyio._model import (
     DataPart,
     FilePart,
@@ -28,43 +28,43 @@ from a2a_anyio._model import (
 )
 from a2a_anyio._stream import MessageStream
 from a2a_anyio.cli import _render as r
-from a2a_anyio.cli._context import Context, Target
+from a2a_anyio.cli._context import Context, Target, read_input
 from a2a_anyio.cli._errors import OK, Failure, UsageError, exit_code_of
 from a2a_anyio.cli._live import AgentRow, FanOutView, TaskView
 
 Command = Callable[[Context], Awaitable[int]]
+
+#: The most a --data, --params, --metadata or --file value may hold (a file, or stdin).
+MAX_INPUT_BYTES = 32 * 1024 * 1024
 
 # -- building the message ------------------------------------------------------------------
 
 
 def _json_arg(value: str, flag: str) -> Any:
     """A JSON value from ``--data``/``--params``/``--metadata``: inline, ``@file``, a file's
-    path, or ``-`` for stdin."""
-    source = value
+    path, or ``-`` for stdin; at most ``MAX_INPUT_BYTES`` and ``MAX_JSON_DEPTH`` levels."""
+    source: str | bytes = value
+    where = "inline"
     if value == "-":
-        source = sys.stdin.read()
+        source, where = sys.stdin.read(MAX_INPUT_BYTES + 1), "from standard input"
+        if len(source) > MAX_INPUT_BYTES:
+            raise UsageError(f"{flag}: standard input is larger than {MAX_INPUT_BYTES >> 20} MiB")
     elif value.startswith("@") or (
         not value.lstrip().startswith(("{", "[")) and Path(value).is_file()
     ):
         path = Path(value[1:] if value.startswith("@") else value).expanduser()
-        try:
-            source = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{flag}: cannot read {path}: {exc.strerror}") from exc
+        source, where = read_input(path, flag, MAX_INPUT_BYTES), f"in {path}"
     try:
-        return json.loads(source)
+        return loads(source)
     except ValueError as exc:
-        raise UsageError(f"{flag}: not JSON ({exc}): {value[:80]!r}") from exc
+        raise UsageError(f"{flag}: not usable JSON {where}: {exc}") from exc
 
 
 def _file_part(value: str, media_type: str | None) -> FilePart:
     if value.startswith(("http://", "https://")):
         return FilePart(url=value, media_type=media_type, name=Path(value).name or None)
     path = Path(value).expanduser()
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"--file: cannot read {path}: {exc.strerror}") from exc
+    data = read_input(path, "--file", MAX_INPUT_BYTES)
     guessed = mimetypes.guess_type(path.name)[0]
     return FilePart(data=data, media_type=media_type or guessed, name=path.name)
 
@@ -347,12 +347,7 @@ async def call(ctx: Context) -> int:
     params = _json_arg(a.params, "--params") if a.params is not None else None
     client = await ctx.client(ctx.target())
     result = await client.call(a.method, params)
-    if ctx.p.rich:
-        from rich.json import JSON
-
-        ctx.p.print(JSON.from_data(result))
-    else:
-        ctx.p.json(result)
+    ctx.p.json_view(result)
     return OK
 
 

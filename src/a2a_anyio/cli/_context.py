@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import re
 import time
 import traceback
@@ -14,14 +13,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from rich.text import Text
-
+from a2a_anyio._card import MAX_CARD_BYTES
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
-from a2a_anyio._errors import A2ADiscoveryError
 from a2a_anyio._http import DEFAULT_TIMEOUT, make_client
+from a2a_anyio._limits import loads, read_file
 from a2a_anyio._model import AgentCard
-from a2a_anyio._registry import AgentEntry, AgentRegistry, is_url
+from a2a_anyio._registry import (
+    AgentEntry,
+    AgentRegistry,
+    AgentRegistryError,
+    header_fault,
+    is_url,
+)
 from a2a_anyio._retry import RetryAttempt, RetryPolicy
 from a2a_anyio.cli._errors import CardNotFound, Failure, UsageError, classify
 from a2a_anyio.cli._render import Printer
@@ -101,8 +105,7 @@ class Debug:
     def __call__(self, message: str) -> None:
         if self.enabled:
             elapsed = time.perf_counter() - self._t0
-            line = f"debug {elapsed:7.3f}s {self.redact(message)}"
-            self._printer.err.print(Text(line, style="dim"))
+            self._printer.debug(f"debug {elapsed:7.3f}s {self.redact(message)}")
 
     def headers(self, headers: Any) -> str:
         shown = []
@@ -139,23 +142,40 @@ class Debug:
     def exception(self, exc: BaseException) -> None:
         if self.enabled:
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-            self._printer.err.print(Text(self.redact(text), style="dim"))
+            self._printer.debug(self.redact(text), multiline=True)
 
 
 def parse_header(value: str) -> tuple[str, str]:
     """``Name: value`` (or ``Name:value``) from ``--header``."""
     name, sep, val = value.partition(":")
     if not sep or not name.strip():
-        raise UsageError(f"--header wants 'Name: value', not {value!r}")
-    return name.strip(), val.strip()
+        raise UsageError("--header wants 'Name: value'")
+    return _checked("--header", name.strip(), val.strip())
 
 
 def parse_cookie(value: str) -> tuple[str, str]:
     """``name=value`` from ``--cookie``."""
     name, sep, val = value.partition("=")
     if not sep or not name.strip():
-        raise UsageError(f"--cookie wants 'name=value', not {value!r}")
-    return name.strip(), val.strip()
+        raise UsageError("--cookie wants 'name=value'")
+    return _checked("--cookie", name.strip(), val.strip())
+
+
+def _checked(flag: str, name: str, value: str) -> tuple[str, str]:
+    if (fault := header_fault(name, value)) is not None:
+        raise UsageError(f"{flag} {name!r}: {fault}")
+    return name, value
+
+
+def read_input(path: Path, what: str, limit: int) -> bytes:
+    """A local file the user named, at most ``limit`` bytes; else a ``UsageError`` naming
+    the option and the file (a directory, a FIFO, a device, too large, unreadable)."""
+    try:
+        return read_file(path, limit)
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot read {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise UsageError(f"{what}: {path} {exc}") from exc
 
 
 class Context:
@@ -169,6 +189,9 @@ class Context:
         self._registry: AgentRegistry | None = None
         self.headers = dict(parse_header(h) for h in args.header or [])
         self.cookies = dict(parse_cookie(c) for c in args.cookie or [])
+        for flag, value in (("--bearer", args.bearer), ("--api-key", args.api_key)):
+            if value and header_fault("Authorization", value) is not None:
+                raise UsageError(f"{flag}: the value holds a line break or NUL")
         if args.insecure:
             printer.warn("TLS certificates are not verified (--insecure): for development only")
         for secret in (args.bearer, args.api_key, *self.headers.values(), *self.cookies.values()):
@@ -257,10 +280,11 @@ class Context:
         raise CardNotFound(f"{ref!r} is not a URL, a card file, or an agent or group of {where}")
 
     def _card_file(self, ref: str, path: Path) -> Target:
+        raw = read_input(path, "-a", MAX_CARD_BYTES)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise A2ADiscoveryError(f"cannot read the card file {path}: {exc}") from exc
+            data = loads(raw)
+        except ValueError as exc:
+            raise UsageError(f"-a: the card file {path} is not JSON: {exc}") from exc
         card = parse_card(data)
         options: dict[str, Any] = {"card": data, "url": card.interfaces[0].url}
         return self._target(ref, options, card=data)
@@ -307,21 +331,28 @@ class Context:
     async def client(self, target: Target) -> A2AClient:
         """An open client for ``target``, closed when the command ends."""
         opts = dict(target.options)
-        if self.args.debug:
-            shown = self.debug.options(opts)
-            if isinstance(policy := opts.get("retry"), RetryPolicy):
-                shown["retry"] = f"{policy.attempts} attempts"
-            self.debug(f"agent {target.name}: {shown}")
-            http = make_client(
-                verify=opts.get("verify", True), timeout=opts.get("timeout", DEFAULT_TIMEOUT)
-            )
-            http.event_hooks = {
-                "request": [self.debug.on_request],
-                "response": [self.debug.on_response],
-            }
-            self.stack.push_async_callback(http.aclose)
-            opts["http_client"] = http
-        client = A2AClient(**opts)
+        try:  # a bad option (a URL, a CA bundle) is the user's: nothing was sent yet
+            if self.args.debug:
+                shown = self.debug.options(opts)
+                if isinstance(policy := opts.get("retry"), RetryPolicy):
+                    shown["retry"] = f"{policy.attempts} attempts"
+                self.debug(f"agent {target.name}: {shown}")
+                http = make_client(
+                    verify=opts.get("verify", True), timeout=opts.get("timeout", DEFAULT_TIMEOUT)
+                )
+                http.event_hooks = {
+                    "request": [self.debug.on_request],
+                    "response": [self.debug.on_response],
+                }
+                self.stack.push_async_callback(http.aclose)
+                opts["http_client"] = http
+            client = A2AClient(**opts)
+        except (ValueError, OSError) as exc:
+            entry = target.entry
+            if entry is not None:
+                raise AgentRegistryError(str(exc), path=entry.source, entry=entry.where) from exc
+            flag = "--endpoint" if target.ref == self.args.endpoint else "-a"
+            raise UsageError(f"{flag}: {exc}") from exc
         self.stack.push_async_callback(client.close)
         return client
 
@@ -342,7 +373,7 @@ def _card_path(ref: str) -> Path | None:
     if ref.startswith("file://"):
         return Path(unquote(urlsplit(ref).path))
     path = Path(ref).expanduser()
-    if path.suffix.lower() == ".json" and path.is_file():
+    if path.suffix.lower() == ".json" and path.exists():
         return path
     return None
 

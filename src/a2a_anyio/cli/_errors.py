@@ -71,7 +71,11 @@ class Failure:
 
 
 def classify(exc: BaseException, *, credentials: bool = False) -> Failure:
-    """The ``Failure`` of an exception; ``credentials`` says whether any were sent."""
+    """The ``Failure`` of an exception; ``credentials`` says whether any were sent.
+
+    Exit 2 is for ``UsageError`` and ``AgentRegistryError`` only: the user's input. Whatever
+    an agent sends is never reported as a usage error.
+    """
     msg = str(exc)
     if isinstance(exc, UsageError):
         prog = getattr(exc.parser, "prog", "a2a-anyio")
@@ -142,8 +146,9 @@ def classify(exc: BaseException, *, credentials: bool = False) -> Failure:
         )
     if isinstance(exc, A2AClientError):
         return Failure(FAILURE, "A2ACLI_ERR_INTERNAL", msg)
-    if isinstance(exc, ValueError):
-        return Failure(USAGE, "A2ACLI_ERR_USAGE", msg, "see a2a-anyio --help")
+    # Anything else is not the user's doing: a mistake in what the user gave is reported as a
+    # UsageError (or an AgentRegistryError) where it is found, so a ValueError that gets here
+    # came from an agent's answer and is a failure, not a usage error.
     return Failure(
         FAILURE,
         "A2ACLI_ERR_INTERNAL",

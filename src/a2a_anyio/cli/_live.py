@@ -1,4 +1,6 @@
-"""Live views on a terminal: one streaming task, or one line per agent of a fan-out."""
+"""Live views on a terminal: one streaming task, or one line per agent of a fan-out.
+
+Every text they draw goes through ``clean`` (``_safe.py``), as the printer's does."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from a2a_anyio._model import (
 )
 from a2a_anyio.cli._errors import Failure
 from a2a_anyio.cli._render import STATE_STYLES, one_line, parts_text, state_name
+from a2a_anyio.cli._safe import clean, safe_text
 
 _ARTIFACT_LINES = 8
 
@@ -99,7 +102,7 @@ class AgentRow:
         self._end = time.perf_counter()
 
     def state_text(self) -> Text:
-        return Text(self.state, style=self.style)
+        return safe_text(self.state, self.style)
 
 
 class TaskView:
@@ -111,15 +114,21 @@ class TaskView:
     def __rich__(self) -> RenderableType:
         row = self.row
         line = Text.assemble(
-            (f"{row.name} ", "bold"),
+            (f"{clean(row.name)} ", "bold"),
             row.state_text(),
-            (f"  {one_line(row.latest, 70)}" if row.latest else "", ""),
+            (f"  {clean(one_line(row.latest, 70))}" if row.latest else "", ""),
             (f"  {row.elapsed:.1f}s", "dim"),
         )
         items: list[RenderableType] = []
         for name, text in row.artifacts.values():
             tail = "\n".join(text.splitlines()[-_ARTIFACT_LINES:])
-            items.append(Panel(Text(tail), title=name, title_align="left", expand=False))
+            panel = Panel(
+                safe_text(tail, multiline=True),
+                title=safe_text(name),
+                title_align="left",
+                expand=False,
+            )
+            items.append(panel)
         head = Table.grid(padding=(0, 1))
         head.add_row(row.spinner if not row.done else Text(""), line)
         return Group(head, *items)
@@ -145,7 +154,11 @@ class FanOutView:
                 else (Text("✗", "red") if row.failure else Spinner("dots"))
             )
             table.add_row(
-                mark, row.name, row.state_text(), one_line(row.latest, 60), f"{row.elapsed:.1f}s"
+                mark,
+                safe_text(row.name),
+                row.state_text(),
+                safe_text(one_line(row.latest, 60)),
+                Text(f"{row.elapsed:.1f}s"),
             )
         done = sum(r.done for r in self.rows)
         caption = Text(f"{done}/{len(self.rows)} agents done", style="dim")

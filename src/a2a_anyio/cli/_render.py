@@ -7,7 +7,8 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from rich.console import Console, RenderableType
+from rich.console import Console
+from rich.highlighter import JSONHighlighter
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -31,6 +32,7 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from a2a_anyio.cli._safe import clean, safe_text
 
 STATE_STYLES = {
     TaskState.SUBMITTED: "blue",
@@ -193,11 +195,12 @@ def one_line(text: str, width: int = 60) -> str:
 
 
 class Printer:
-    """Writes data to stdout and diagnostics to stderr.
+    """Writes data to stdout and diagnostics to stderr, every text through ``clean``.
 
     ``fmt`` is ``text`` or ``json``. Text goes through rich, with colours and tables, when
     stdout is a terminal; otherwise it is plain ``Label: value`` lines with no control
-    sequences, and tables are aligned columns.
+    sequences, and tables are aligned columns. Rich is only ever given ``Text`` objects, so
+    nothing an agent writes is read as markup.
     """
 
     def __init__(
@@ -218,78 +221,100 @@ class Printer:
         """True when text output is drawn with rich (stdout is a terminal)."""
         return self.tty and not self.json_mode
 
+    def _write(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
     # data
 
     def json(self, doc: Any) -> None:
         """One JSON document."""
-        self.out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-        self.out.flush()
+        self._write(clean(json.dumps(doc, indent=2, ensure_ascii=False), multiline=True))
 
     def jsonl(self, doc: Any) -> None:
         """One JSON Lines record, flushed at once."""
-        self.out.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self.out.flush()
+        self._write(clean(json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
+
+    def json_view(self, doc: Any) -> None:
+        """A JSON value for a reader: highlighted on a terminal, else as ``json``."""
+        if not self.rich:
+            self.json(doc)
+            return
+        text = json.dumps(doc, indent=2, ensure_ascii=False)
+        self.console.print(JSONHighlighter()(safe_text(text, multiline=True)))
 
     def line(self, text: str | Text = "") -> None:
         if self.rich:
-            self.console.print(text)
+            self.console.print(safe_text(text))
         else:
-            self.out.write(str(text) + "\n")
-            self.out.flush()
+            self._write(clean(str(text)))
 
     def field(self, label: str, value: Any, style: str | None = None) -> None:
-        value = "" if value is None else str(value)
+        value = clean("" if value is None else str(value))
         if self.rich:
             self.console.print(Text.assemble((f"{label}: ", "bold"), (value, style or "")))
         else:
-            self.line(f"{label}: {value}")
+            self._write(f"{label}: {value}")
 
     def block(self, label: str, body: str, title: str | None = None) -> None:
         """Content that does not fit on a line: ``Label: title``, the content, a blank line."""
+        heading = f"{label}: {clean(title)}" if title else label
         if self.rich:
-            heading = f"{label}: {title}" if title else label
-            self.console.print(Panel(Text(body), title=heading, title_align="left", expand=False))
+            self.console.print(
+                Panel(
+                    safe_text(body, multiline=True),
+                    title=Text(heading),
+                    title_align="left",
+                    expand=False,
+                )
+            )
         else:
-            self.line(f"{label}: {title}" if title else f"{label}:")
-            self.line(body)
-            self.line()
+            self._write(heading if title else f"{label}:")
+            self._write(clean(body, multiline=True))
+            self._write("")
 
     def table(
         self, columns: Sequence[str], rows: Sequence[Sequence[str | Text]], title: str | None = None
     ) -> None:
         if self.rich:
-            table = Table(title=title, title_justify="left", header_style="bold")
+            table = Table(
+                title=Text(title) if title else None, title_justify="left", header_style="bold"
+            )
             for col in columns:
-                table.add_column(col, overflow="fold")
+                table.add_column(Text(col), overflow="fold")
             for row in rows:
-                table.add_row(*row)
+                table.add_row(*(safe_text(cell) for cell in row))
             self.console.print(table)
             return
         if title:
-            self.line(f"{title}:")
-        cells = [[c.upper() for c in columns]] + [[str(c) for c in row] for row in rows]
+            self._write(f"{title}:")
+        cells = [[c.upper() for c in columns]] + [[clean(str(c)) for c in row] for row in rows]
         widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
         for r in cells:
-            self.line("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+            self._write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
     def state(self, status: TaskStatus) -> Text:
         return Text(state_name(status), style=STATE_STYLES.get(status.state, ""))
 
-    def print(self, renderable: RenderableType) -> None:
-        self.console.print(renderable)
-
     # diagnostics
 
+    def _diagnostic(self, *parts: tuple[str, str], multiline: bool = False) -> None:
+        self.err.print(Text.assemble(*((clean(t, multiline=multiline), s) for t, s in parts)))
+
     def note(self, message: str) -> None:
-        self.err.print(Text(message, style="dim"))
+        self._diagnostic((message, "dim"))
 
     def warn(self, message: str) -> None:
-        self.err.print(Text.assemble(("warning: ", "yellow bold"), message))
+        self._diagnostic(("warning: ", "yellow bold"), (message, ""))
 
     def error(self, message: str, hint: str | None = None) -> None:
-        self.err.print(Text.assemble(("error: ", "red bold"), message))
+        self._diagnostic(("error: ", "red bold"), (message, ""))
         if hint:
-            self.err.print(Text.assemble(("hint: ", "bold"), hint))
+            self._diagnostic(("hint: ", "bold"), (hint, ""))
+
+    def debug(self, message: str, *, multiline: bool = False) -> None:
+        """A ``--debug`` line (``multiline``: a traceback, which keeps its lines)."""
+        self._diagnostic((message, "dim"), multiline=multiline)
 
 
 # -- objects as text -----------------------------------------------------------------------
