@@ -32,10 +32,14 @@ _PROBE = (
 )
 
 
-#: The children may write bytecode: with PYTHONDONTWRITEBYTECODE set (as in some shells and
-#: CI images) a freshly edited module would be compiled again on every import, which is not
-#: what an installed package costs.
-_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+def _env() -> dict[str, str]:
+    """The children's environment, taken when they start (``run.py --src`` sets PYTHONPATH).
+
+    The children may write bytecode: with PYTHONDONTWRITEBYTECODE set (as in some shells and
+    CI images) a freshly edited module would be compiled again on every import, which is not
+    what an installed package costs.
+    """
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _once(modules: str) -> tuple[float, int]:
@@ -45,7 +49,7 @@ def _once(modules: str) -> tuple[float, int]:
         text=True,
         check=True,
         timeout=60,
-        env=_ENV,
+        env=_env(),
     )
     secs, count = out.stdout.split()
     return float(secs), int(count)

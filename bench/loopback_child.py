@@ -151,7 +151,7 @@ async def _sdk(stack: AsyncExitStack, url: str) -> tuple[Send, Stream]:
 
 
 async def _fasta2a(stack: AsyncExitStack, url: str) -> tuple[Send, Stream]:
-    from fasta2a.client import A2AClient
+    from fasta2a.client import A2AClient  # type: ignore[import-not-found,unused-ignore]
 
     client = A2AClient(f"{url}/fasta2a")
     stack.push_async_callback(client.http_client.aclose)

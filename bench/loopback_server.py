@@ -185,21 +185,18 @@ class Dialect:
 
 class Server:
     def __init__(self, events: int) -> None:
-        def v10_stream(n: int) -> list[dict[str, Any]]:
-            return c.stream_results(n)
-
         def fasta2a_stream(n: int) -> list[dict[str, Any]]:
             return [fasta2a_enums(r) for r in c.stream_results(n)]
 
+        send, stream = b"message/send", b"message/stream"
         self.dialects = {
-            V10_PATH: Dialect(b"SendMessage", b"SendStreamingMessage", unary_v10(), v10_stream,
-                              events),
-            V03_PATH: Dialect(b"message/send", b"message/stream", unary_v03(), stream_v03, events),
-            FASTA2A_PATH: Dialect(b"message/send", b"message/stream", fasta2a_enums(unary_v10()),
-                                  fasta2a_stream, events),
-        }  # fmt: skip
+            V10_PATH: Dialect(
+                b"SendMessage", b"SendStreamingMessage", unary_v10(), c.stream_results, events
+            ),
+            V03_PATH: Dialect(send, stream, unary_v03(), stream_v03, events),
+            FASTA2A_PATH: Dialect(send, stream, fasta2a_enums(unary_v10()), fasta2a_stream, events),
+        }
         self.card = b""
-        self.requests = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -213,7 +210,6 @@ class Server:
                     if name.strip().lower() == b"content-length":
                         length = int(value)
                 body = await reader.readexactly(length) if length else b""
-                self.requests += 1
                 if method == b"GET" and path == CARD_PATH:
                     writer.write(_response(b"200 OK", b"application/json", self.card))
                 elif method == b"POST" and path in self.dialects:
@@ -245,7 +241,9 @@ class Server:
             content = b'{"jsonrpc":"2.0","id":' + req_id + error
             writer.write(_response(b"200 OK", b"application/json", content))
 
-    async def stream(self, writer: asyncio.StreamWriter, templates: list[bytes], req_id: bytes) -> None:
+    async def stream(
+        self, writer: asyncio.StreamWriter, templates: list[bytes], req_id: bytes
+    ) -> None:
         """One event per chunk, each flushed (as an agent that writes each event as it comes)."""
         writer.write(_SSE_HEAD)
         for template in templates:
@@ -256,7 +254,11 @@ class Server:
 
 
 def _stdin_closed() -> asyncio.Future[None]:
-    """Done when stdin reaches end of file (the bench closes the pipe to stop the server)."""
+    """Done when stdin reaches end of file (the bench closes the pipe to stop the server).
+
+    A stdin that cannot be watched (a regular file, ``/dev/null``) leaves the lifetime alone
+    to end the server.
+    """
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
     fd = sys.stdin.fileno()
@@ -267,7 +269,10 @@ def _stdin_closed() -> asyncio.Future[None]:
             if not done.done():
                 done.set_result(None)
 
-    loop.add_reader(fd, readable)
+    try:
+        loop.add_reader(fd, readable)
+    except (OSError, ValueError):
+        print("stdin cannot be watched: stopping after --lifetime", file=sys.stderr)
     return done
 
 

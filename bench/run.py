@@ -1,18 +1,24 @@
-"""a2a-anyio benchmarks: against the floor (httpx itself) and the official a2a-sdk client.
+"""a2a-anyio benchmarks: against the floor (httpx itself), a2a-sdk and fasta2a.
 
-    uv run python bench/run.py            # the full run (about 4 minutes), a table
-    uv run python bench/run.py --quick    # a small version, under a minute
-    uv run python bench/run.py --json     # one JSON document on stdout
-    uv run python bench/run.py --only unary,streaming --backends asyncio --save out.json
+    uv run --frozen python bench/run.py                  # the full run, a table
+    uv run --frozen python bench/run.py --quick          # a small version
+    uv run --frozen python bench/run.py --quick --only loopback   # well under a minute
+    uv run --frozen python bench/run.py --json           # one JSON document on stdout
+    uv run --frozen python bench/run.py --only loopback --src ../old/src  # another tree
+    uv run --frozen python bench/run.py --only unary,streaming --backends asyncio --save out.json
 
-Four measurements, on asyncio and trio (a2a-sdk runs on asyncio only):
+Five measurements, on asyncio and trio (a2a-sdk and fasta2a run on asyncio only):
 
-1. unary: send_message answered with a recorded completed Task, through httpx.MockTransport;
-2. streaming: one stream of 10,000 v1.0 events through MockTransport, folded into the task;
-3. fan-out: 1,000 concurrent streams against a local server (a child process per client);
-4. import time in fresh interpreters.
+1. loopback, the main rows: every client on its defaults against a real HTTP/1.1 server on
+   127.0.0.1 in its own process, a fresh client process per contender, backend and round:
+   unary sends and one stream (``loopback.py``);
+2. unary: send_message answered with a recorded completed Task, through httpx.MockTransport;
+3. streaming: one stream of 10,000 v1.0 events through MockTransport, folded into the task;
+4. fan-out: 1,000 concurrent streams against a local server (a child process per client);
+5. import time in fresh interpreters.
 
-Then every target of issue 9 with PASS or FAIL. Progress goes to stderr.
+Then every target of issue 9 (defined on the mock rows and the fan-out) with PASS or FAIL.
+Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fanout
 import imports
+import loopback
 import streaming
 import unary
 
@@ -49,10 +56,15 @@ class Params:
     fan_interval: float
     fan_default_timeout: float
     import_runs: int
+    loop_calls: int
+    loop_events: int
+    loop_rounds: int
 
 
-FULL = Params(1000, 11, 10_000, 7, 1000, 20, 0.5, 45.0, 15)
-QUICK = Params(300, 3, 2_000, 3, 200, 10, 0.2, 20.0, 5)
+_LF, _LQ = loopback.FULL, loopback.QUICK
+FULL = Params(1000, 11, 10_000, 7, 1000, 20, 0.5, 45.0, 15, _LF.calls, _LF.events, _LF.rounds)
+QUICK = Params(300, 3, 2_000, 3, 200, 10, 0.2, 20.0, 5, _LQ.calls, _LQ.events, _LQ.rounds)
+MEASUREMENTS = ("loopback", "unary", "streaming", "fanout", "imports")
 
 UNARY_MAX = 1.25
 STREAM_MAX = 1.5
@@ -78,16 +90,18 @@ def machine() -> dict[str, Any]:
         pass
     root = Path(__file__).resolve().parent.parent
 
-    def git(*args: str) -> str:
+    def git(cwd: Path, *args: str) -> str:
         try:
             out = subprocess.run(
-                ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=False
+                ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
             )
         except OSError:
             return ""
         return out.stdout.strip()
 
     spec = importlib.util.find_spec("a2a_anyio")
+    package = Path(spec.origin).parent if spec and spec.origin else None
+    tree = package.parent if package else root / "src"  # the src/ directory measured
     versions: dict[str, str | None] = {}
     for dist in ("a2a-anyio", "a2a-sdk", "httpx", "httpcore", "httpx-sse", "anyio", "trio"):
         try:
@@ -101,9 +115,10 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "load_avg_start": list(os.getloadavg()),
         "versions": versions,
-        "a2a_anyio_path": str(Path(spec.origin).parent) if spec and spec.origin else None,
-        "commit": git("rev-parse", "--short", "HEAD"),
-        "src_dirty": bool(git("status", "--porcelain", "--", "src")),
+        "a2a_anyio_path": str(package) if package else None,
+        "bench_commit": git(root, "rev-parse", "--short", "HEAD"),
+        "commit": git(tree, "rev-parse", "--short", "HEAD"),
+        "src_dirty": bool(git(tree, "status", "--porcelain", "--", ".")),
     }
 
 
@@ -223,6 +238,13 @@ def table(res: dict[str, Any]) -> str:
         f"a2a-sdk {m['versions']['a2a-sdk']}, httpx {m['versions']['httpx']}",
         "",
     ]
+    if "loopback" in res:
+        lines += [*loopback.table(res["loopback"]), ""]
+    if any(k in res for k in ("unary", "streaming", "imports")):
+        lines.append(
+            "mock transport (secondary): in this process, httpx.MockTransport, a2a-anyio's "
+            "limits off unless a row says otherwise"
+        )
     rows: list[tuple[str, ...]] = [
         ("measurement", "backend", "floor", "a2a-anyio", "a2a-sdk", "anyio/floor", "sdk/anyio")
     ]
@@ -266,7 +288,8 @@ def table(res: dict[str, Any]) -> str:
                 _x(imp["ratio_sdk_floor"] / imp["ratio_anyio_floor"]),
             )
         )
-    lines += _grid(rows)
+    if len(rows) > 1:
+        lines += _grid(rows)
     p = res["params"]
     notes = []
     if "unary" in res:
@@ -313,12 +336,13 @@ def table(res: dict[str, Any]) -> str:
                 )
             )
         lines += _grid(fan_rows)
-    lines += ["", "targets:"]
-    target_rows: list[tuple[str, ...]] = [("target", "backend", "result", "measured")]
-    for t in res["targets"]:
-        verdict = "n/a" if t["pass"] is None else ("PASS" if t["pass"] else "FAIL")
-        target_rows.append((t["target"], t["backend"], verdict, t["shown"]))
-    lines += _grid(target_rows, left=(0, 1, 2, 3))
+    if res["targets"]:
+        lines += ["", "targets (issue 9: on the mock rows, the fan-out and the imports):"]
+        target_rows: list[tuple[str, ...]] = [("target", "backend", "result", "measured")]
+        for t in res["targets"]:
+            verdict = "n/a" if t["pass"] is None else ("PASS" if t["pass"] else "FAIL")
+            target_rows.append((t["target"], t["backend"], verdict, t["shown"]))
+        lines += _grid(target_rows, left=(0, 1, 2, 3))
     lines.append(f"\n({res['elapsed_s']:.0f} s)")
     return "\n".join(lines)
 
@@ -339,24 +363,46 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     ap.add_argument(
         "--only",
-        default="unary,streaming,fanout,imports",
-        help="comma-separated subset of unary,streaming,fanout,imports",
+        default=",".join(MEASUREMENTS),
+        help=f"comma-separated subset of {','.join(MEASUREMENTS)}",
     )
     ap.add_argument("--backends", default="asyncio,trio", help="asyncio and/or trio")
     ap.add_argument("--save", metavar="PATH", help="also write the JSON document to PATH")
+    ap.add_argument(
+        "--src",
+        metavar="PATH",
+        help="measure the a2a_anyio of this src/ directory (another checkout, e.g. a worktree)",
+    )
     args = ap.parse_args(argv)
     p = QUICK if args.quick else FULL
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     backends = tuple(b.strip() for b in args.backends.split(",") if b.strip())
-    unknown = only - {"unary", "streaming", "fanout", "imports"}
+    unknown = only - set(MEASUREMENTS)
     if unknown or not backends or set(backends) - {"asyncio", "trio"}:
         ap.error(f"unknown selection: {sorted(unknown) or backends}")
+    if args.src:
+        src = str(Path(args.src).resolve())
+        if not (Path(src) / "a2a_anyio" / "__init__.py").is_file():
+            ap.error(f"--src {args.src}: no a2a_anyio package there")
+        # Every measurement then uses that tree: this process (the mock rows), the fan-out
+        # and import children (PYTHONPATH), the loopback a2a-anyio children (loopback.run).
+        sys.path.insert(0, src)
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            x for x in (src, os.environ.get("PYTHONPATH", "")) if x
+        )
     start = time.perf_counter()
     res: dict[str, Any] = {
         "mode": "quick" if args.quick else "full",
         "machine": machine(),
         "params": vars(p) | {"backends": list(backends)},
     }
+    if "loopback" in only:
+        _log(
+            f"loopback: {p.loop_calls} calls and a {p.loop_events}-event stream per process, "
+            f"{p.loop_rounds} rounds"
+        )
+        size = loopback.Size(p.loop_calls, p.loop_events, p.loop_rounds)
+        res["loopback"] = loopback.run(size, backends, src=args.src)
     if "unary" in only:
         res["unary"] = {}
         for b in backends:

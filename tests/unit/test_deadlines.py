@@ -136,7 +136,7 @@ async def test_a_task_that_never_finishes_after_a_refused_re_attach_is_not_polle
             await client.stream_message("x", **limits).result()
         took = anyio.current_time() - start
     assert info.value.timeout == expired
-    assert after <= took <= after + 3  # a poll in flight is cut, not awaited
+    assert after - 1e-6 <= took <= after + 3  # a poll in flight is cut, not awaited (float clock)
     assert [c["method"] for c in agent.calls].count("GetTask") > 3
 
 
