@@ -74,7 +74,8 @@ if _TYPE_CHECKING:
     )
     from a2a_anyio._pool import AgentPool
     from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
-    from a2a_anyio._sync import SyncA2AClient, SyncAgentPool, SyncMessageStream
+    from a2a_anyio._sync import SyncA2AClient, SyncMessageStream
+    from a2a_anyio._sync_pool import SyncAgentPool
 
 __version__ = "0.1.0"
 
@@ -93,7 +94,7 @@ _LAZY = {
     "AgentRegistry": "a2a_anyio._registry",
     "AgentRegistryError": "a2a_anyio._registry",
     "SyncA2AClient": "a2a_anyio._sync",
-    "SyncAgentPool": "a2a_anyio._sync",
+    "SyncAgentPool": "a2a_anyio._sync_pool",
     "SyncMessageStream": "a2a_anyio._sync",
 }
 

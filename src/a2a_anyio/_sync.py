@@ -1,4 +1,5 @@
-"""The sync facade: ``SyncA2AClient`` and ``SyncAgentPool`` for code without an event loop.
+"""The sync facade: ``SyncA2AClient`` and ``SyncMessageStream`` for code without an event loop
+(``SyncAgentPool`` is in ``_sync_pool``).
 
 Each facade runs the async client on an anyio blocking portal (an event loop in a thread of its
 own, asyncio or trio): every blocking method hands one coroutine of the async client to the
@@ -9,20 +10,16 @@ the facade does, with the same results and the same exceptions.
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from types import TracebackType
 from typing import Any, TypeVar
 
-import anyio
-import anyio.to_thread
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
 
 from a2a_anyio._client import A2AClient, EventCallback, MessageInput
-from a2a_anyio._fanout import AgentResult
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -33,104 +30,10 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
-from a2a_anyio._pool import AgentPool
 from a2a_anyio._stream import MessageStream
+from a2a_anyio._sync_portal import Calls, off_loop, start_portal
 
 T = TypeVar("T")
-
-
-class _Calls:
-    """The calls one facade makes on a portal: refused once shut, cancelled when shut.
-
-    The portal is thread-safe; this adds the facade's own lifecycle, kept in the event loop's
-    thread: ``shut()`` runs there, cancels the calls still running and waits until they have
-    ended, so that nothing is closed under a call that still uses it. A call interrupted in
-    the waiting thread (``KeyboardInterrupt``, say) cancels its task in the portal, so the
-    connection it holds is released instead of being left to run on.
-    """
-
-    def __init__(self, portal: BlockingPortal, owner: str) -> None:
-        self.portal = portal
-        self.owner = owner
-        self.closed = False  # written in the loop's thread only
-        self._scopes: set[anyio.CancelScope] = set()  # the loop's thread only
-        self._idle: anyio.Event | None = None
-
-    def run(self, func: Callable[[], Awaitable[T]]) -> T:
-        """Await ``func()`` in the portal's event loop and return (or raise) its outcome."""
-        if self.closed:
-            raise RuntimeError(f"this {self.owner} is closed")
-        try:
-            future = self.portal.start_task_soon(self._guarded, func)
-        except RuntimeError:
-            if self.closed:  # closed (and the portal stopped) since the check above
-                raise RuntimeError(f"this {self.owner} is closed") from None
-            raise
-        try:
-            return future.result()
-        except BaseException:
-            if not future.done():  # interrupted here, not failed there: stop it there too
-                future.cancel()
-            raise
-
-    async def _guarded(self, func: Callable[[], Awaitable[T]]) -> T:
-        if self.closed:
-            raise RuntimeError(f"this {self.owner} is closed")
-        with anyio.CancelScope() as scope:
-            self._scopes.add(scope)
-            try:
-                return await func()
-            finally:
-                self._scopes.discard(scope)
-                if not self._scopes and self._idle is not None:
-                    self._idle.set()
-        raise RuntimeError(f"this {self.owner} was closed during the call")
-
-    async def shut(self) -> bool:
-        """In the loop: refuse new calls, cancel those running and wait until they ended.
-
-        False when already shut.
-        """
-        if self.closed:
-            return False
-        self.closed = True
-        if self._scopes:
-            self._idle = anyio.Event()
-            for scope in list(self._scopes):
-                scope.cancel()
-            await self._idle.wait()
-        return True
-
-
-def _start_portal(
-    stack: ExitStack, backend: str, backend_options: Mapping[str, Any] | None
-) -> BlockingPortal:
-    options = dict(backend_options) if backend_options is not None else None
-    return stack.enter_context(start_blocking_portal(backend, options))
-
-
-def _off_loop(callback: EventCallback | None) -> EventCallback | None:
-    """``callback`` made safe to call from the portal's event loop.
-
-    A sync callback runs in a worker thread, one event at a time (also when a fan-out calls it
-    for many agents at once): it may block, and it may call the sync client again, which it
-    could not do on the event loop's own thread. An async callback is awaited in the loop.
-    """
-    if callback is None or inspect.iscoroutinefunction(callback):
-        return callback
-    lock = threading.Lock()
-
-    def locked(event: StreamEvent) -> Any:
-        with lock:
-            return callback(event)
-
-    async def notify(event: StreamEvent) -> None:
-        # Abandoned when cancelled: the callback may be what is closing the client.
-        outcome = await anyio.to_thread.run_sync(locked, event, abandon_on_cancel=True)
-        if inspect.isawaitable(outcome):
-            await outcome
-
-    return notify
 
 
 class SyncMessageStream:
@@ -143,7 +46,7 @@ class SyncMessageStream:
     are those of the underlying ``MessageStream``.
     """
 
-    def __init__(self, stream: MessageStream, calls: _Calls) -> None:
+    def __init__(self, stream: MessageStream, calls: Calls) -> None:
         self._stream = stream
         self._calls = calls
 
@@ -224,7 +127,7 @@ class SyncA2AClient:
     """
 
     _client: A2AClient
-    _calls: _Calls
+    _calls: Calls
     _stack: ExitStack | None
     _streams: weakref.WeakSet[SyncMessageStream]  # the loop's thread only
     _close_lock: threading.Lock
@@ -239,7 +142,7 @@ class SyncA2AClient:
         **options: Any,
     ) -> None:
         with ExitStack() as stack:
-            portal = _start_portal(stack, backend, backend_options)
+            portal = start_portal(stack, backend, backend_options)
             # Built in the loop's thread: the client makes anyio primitives.
             client = portal.call(functools.partial(A2AClient, url, **options))
             self._setup(portal, client, backend, stack.pop_all())
@@ -255,7 +158,7 @@ class SyncA2AClient:
         self, portal: BlockingPortal, client: A2AClient, backend: str, stack: ExitStack | None
     ) -> None:
         self._client = client
-        self._calls = _Calls(portal, type(self).__name__)
+        self._calls = Calls(portal, type(self).__name__)
         self._stack = stack
         self._streams = weakref.WeakSet()
         self._close_lock = threading.Lock()
@@ -383,7 +286,7 @@ class SyncA2AClient:
                 history_length=history_length,
                 accepted_output_modes=accepted_output_modes,
                 push_config=push_config,
-                on_event=_off_loop(on_event),
+                on_event=off_loop(on_event),
             )
         )
 
@@ -542,142 +445,3 @@ class SyncA2AClient:
     def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
         return self._calls.run(self._client.ping)
-
-
-class SyncAgentPool:
-    """A blocking ``AgentPool``: clients for many agents over one connection pool, one portal.
-
-    ``options`` are those of ``AgentPool`` (``max_connections``, ``timeout``, ``auth``, ...);
-    ``backend`` and ``backend_options`` choose the event loop, as for ``SyncA2AClient``.
-    ``client(url)`` returns the same ``SyncA2AClient`` for the same URL, running the pool's
-    own ``A2AClient`` for it on the pool's portal. ``close()`` (or leaving ``with``) closes
-    every client, the pool and the portal; it is idempotent.
-    """
-
-    def __init__(
-        self,
-        *,
-        backend: str = "asyncio",
-        backend_options: Mapping[str, Any] | None = None,
-        **options: Any,
-    ) -> None:
-        with ExitStack() as stack:
-            portal = _start_portal(stack, backend, backend_options)
-            self._pool = portal.call(functools.partial(AgentPool, **options))
-            self._stack = stack.pop_all()
-        self.backend = backend
-        self._calls = _Calls(portal, type(self).__name__)
-        self._clients: dict[str, SyncA2AClient] = {}  # changed in the loop's thread only
-        self._lock = threading.Lock()
-
-    @property
-    def async_pool(self) -> AgentPool:
-        """The ``AgentPool`` this facade runs (it belongs to the portal's event loop)."""
-        return self._pool
-
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` was called."""
-        return self._calls.closed
-
-    def client(self, url: str) -> SyncA2AClient:
-        """The client for ``url``, made on first use (and again if the last one was closed)."""
-        found = self._clients.get(url)
-        if found is not None and not found.closed and not self._calls.closed:
-            return found
-
-        async def made() -> SyncA2AClient:  # in the loop, like every change of the clients
-            found = self._clients.get(url)
-            if found is None or found.closed:
-                client = self._pool.client(url)
-                found = SyncA2AClient._attach(self._calls.portal, client, self.backend)
-                self._clients[url] = found
-            return found
-
-        return self._calls.run(made)
-
-    def send(
-        self, url: str, *, text: str | None = None, data: Any = None, timeout: float | None = None
-    ) -> dict[str, Any]:
-        """Send a user message (a text and/or a data part) and return the result as a dict:
-        the data part of the completed task's artifacts, else ``{"text": ...}``.
-
-        A task still running when the agent answers is waited for (``timeout``); a failed,
-        rejected, canceled or interrupted task raises ``TaskFailedError``.
-        """
-        return self._calls.run(
-            functools.partial(self._pool.send, url, text=text, data=data, timeout=timeout)
-        )
-
-    def fan_out(
-        self,
-        targets: Sequence[str | SyncA2AClient],
-        message: MessageInput,
-        *,
-        timeout: float | None = None,
-        limit: int | None = None,
-        first: int | None = None,
-        **send_options: Any,
-    ) -> list[AgentResult]:
-        """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
-
-        Targets are URLs or clients of this pool. At most ``limit`` sends run at a time;
-        ``first=k`` returns once k agents answered; ``timeout`` cancels the stragglers. A
-        failing agent never stops the others: each outcome is in its result.
-        """
-        clients: list[A2AClient | str] = []
-        for target in targets:
-            if isinstance(target, SyncA2AClient):
-                if target._calls.portal is not self._calls.portal:
-                    raise ValueError("fan_out takes URLs or clients of this pool")
-                clients.append(target._client)
-            else:
-                clients.append(target)
-        if "on_event" in send_options:
-            send_options["on_event"] = _off_loop(send_options["on_event"])
-        return self._calls.run(
-            functools.partial(
-                self._pool.fan_out,
-                clients,
-                message,
-                timeout=timeout,
-                limit=limit,
-                first=first,
-                **send_options,
-            )
-        )
-
-    def close(self) -> None:
-        """Close every client and the pool, then stop the portal; idempotent."""
-        with self._lock:
-            if self._calls.closed:
-                return
-            try:
-                self._calls.portal.call(self._shutdown)
-            finally:
-                self._stack.close()
-
-    async def _shutdown(self) -> None:
-        if not await self._calls.shut():
-            return
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client._shutdown()
-        await self._pool.aclose()
-
-    def __enter__(self) -> SyncAgentPool:
-        if self._calls.closed:
-            raise RuntimeError(f"this {self._calls.owner} is closed")
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        closed = " closed" if self.closed else ""
-        return f"<SyncAgentPool backend={self.backend!r} clients={len(self._clients)}{closed}>"

@@ -1,0 +1,155 @@
+"""``SyncAgentPool``: a blocking ``AgentPool``, its clients on one portal."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from types import TracebackType
+from typing import Any
+
+from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._fanout import AgentResult
+from a2a_anyio._pool import AgentPool
+from a2a_anyio._sync import SyncA2AClient
+from a2a_anyio._sync_portal import Calls, off_loop, start_portal
+
+
+class SyncAgentPool:
+    """A blocking ``AgentPool``: clients for many agents over one connection pool, one portal.
+
+    ``options`` are those of ``AgentPool`` (``max_connections``, ``timeout``, ``auth``, ...);
+    ``backend`` and ``backend_options`` choose the event loop, as for ``SyncA2AClient``.
+    ``client(url)`` returns the same ``SyncA2AClient`` for the same URL, running the pool's
+    own ``A2AClient`` for it on the pool's portal. ``close()`` (or leaving ``with``) closes
+    every client, the pool and the portal; it is idempotent.
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: str = "asyncio",
+        backend_options: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
+        with ExitStack() as stack:
+            portal = start_portal(stack, backend, backend_options)
+            self._pool = portal.call(functools.partial(AgentPool, **options))
+            self._stack = stack.pop_all()
+        self.backend = backend
+        self._calls = Calls(portal, type(self).__name__)
+        self._clients: dict[str, SyncA2AClient] = {}  # changed in the loop's thread only
+        self._lock = threading.Lock()
+
+    @property
+    def async_pool(self) -> AgentPool:
+        """The ``AgentPool`` this facade runs (it belongs to the portal's event loop)."""
+        return self._pool
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._calls.closed
+
+    def client(self, url: str) -> SyncA2AClient:
+        """The client for ``url``, made on first use (and again if the last one was closed)."""
+        found = self._clients.get(url)
+        if found is not None and not found.closed and not self._calls.closed:
+            return found
+
+        async def made() -> SyncA2AClient:  # in the loop, like every change of the clients
+            found = self._clients.get(url)
+            if found is None or found.closed:
+                client = self._pool.client(url)
+                found = SyncA2AClient._attach(self._calls.portal, client, self.backend)
+                self._clients[url] = found
+            return found
+
+        return self._calls.run(made)
+
+    def send(
+        self, url: str, *, text: str | None = None, data: Any = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a user message (a text and/or a data part) and return the result as a dict:
+        the data part of the completed task's artifacts, else ``{"text": ...}``.
+
+        A task still running when the agent answers is waited for (``timeout``); a failed,
+        rejected, canceled or interrupted task raises ``TaskFailedError``.
+        """
+        return self._calls.run(
+            functools.partial(self._pool.send, url, text=text, data=data, timeout=timeout)
+        )
+
+    def fan_out(
+        self,
+        targets: Sequence[str | SyncA2AClient],
+        message: MessageInput,
+        *,
+        timeout: float | None = None,
+        limit: int | None = None,
+        first: int | None = None,
+        **send_options: Any,
+    ) -> list[AgentResult]:
+        """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
+
+        Targets are URLs or clients of this pool. At most ``limit`` sends run at a time;
+        ``first=k`` returns once k agents answered; ``timeout`` cancels the stragglers. A
+        failing agent never stops the others: each outcome is in its result.
+        """
+        clients: list[A2AClient | str] = []
+        for target in targets:
+            if isinstance(target, SyncA2AClient):
+                if target._calls.portal is not self._calls.portal:
+                    raise ValueError("fan_out takes URLs or clients of this pool")
+                clients.append(target._client)
+            else:
+                clients.append(target)
+        if "on_event" in send_options:
+            send_options["on_event"] = off_loop(send_options["on_event"])
+        return self._calls.run(
+            functools.partial(
+                self._pool.fan_out,
+                clients,
+                message,
+                timeout=timeout,
+                limit=limit,
+                first=first,
+                **send_options,
+            )
+        )
+
+    def close(self) -> None:
+        """Close every client and the pool, then stop the portal; idempotent."""
+        with self._lock:
+            if self._calls.closed:
+                return
+            try:
+                self._calls.portal.call(self._shutdown)
+            finally:
+                self._stack.close()
+
+    async def _shutdown(self) -> None:
+        if not await self._calls.shut():
+            return
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client._shutdown()
+        await self._pool.aclose()
+
+    def __enter__(self) -> SyncAgentPool:
+        if self._calls.closed:
+            raise RuntimeError(f"this {self._calls.owner} is closed")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        closed = " closed" if self.closed else ""
+        return f"<SyncAgentPool backend={self.backend!r} clients={len(self._clients)}{closed}>"

@@ -1,0 +1,114 @@
+"""The portal a sync facade runs its async client on, and the calls it makes there."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import ExitStack
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from a2a_anyio._client import EventCallback
+from a2a_anyio._model import (
+    StreamEvent,
+)
+
+T = TypeVar("T")
+
+
+class Calls:
+    """The calls one facade makes on a portal: refused once shut, cancelled when shut.
+
+    The portal is thread-safe; this adds the facade's own lifecycle, kept in the event loop's
+    thread: ``shut()`` runs there, cancels the calls still running and waits until they have
+    ended, so that nothing is closed under a call that still uses it. A call interrupted in
+    the waiting thread (``KeyboardInterrupt``, say) cancels its task in the portal, so the
+    connection it holds is released instead of being left to run on.
+    """
+
+    def __init__(self, portal: BlockingPortal, owner: str) -> None:
+        self.portal = portal
+        self.owner = owner
+        self.closed = False  # written in the loop's thread only
+        self._scopes: set[anyio.CancelScope] = set()  # the loop's thread only
+        self._idle: anyio.Event | None = None
+
+    def run(self, func: Callable[[], Awaitable[T]]) -> T:
+        """Await ``func()`` in the portal's event loop and return (or raise) its outcome."""
+        if self.closed:
+            raise RuntimeError(f"this {self.owner} is closed")
+        try:
+            future = self.portal.start_task_soon(self._guarded, func)
+        except RuntimeError:
+            if self.closed:  # closed (and the portal stopped) since the check above
+                raise RuntimeError(f"this {self.owner} is closed") from None
+            raise
+        try:
+            return future.result()
+        except BaseException:
+            if not future.done():  # interrupted here, not failed there: stop it there too
+                future.cancel()
+            raise
+
+    async def _guarded(self, func: Callable[[], Awaitable[T]]) -> T:
+        if self.closed:
+            raise RuntimeError(f"this {self.owner} is closed")
+        with anyio.CancelScope() as scope:
+            self._scopes.add(scope)
+            try:
+                return await func()
+            finally:
+                self._scopes.discard(scope)
+                if not self._scopes and self._idle is not None:
+                    self._idle.set()
+        raise RuntimeError(f"this {self.owner} was closed during the call")
+
+    async def shut(self) -> bool:
+        """In the loop: refuse new calls, cancel those running and wait until they ended.
+
+        False when already shut.
+        """
+        if self.closed:
+            return False
+        self.closed = True
+        if self._scopes:
+            self._idle = anyio.Event()
+            for scope in list(self._scopes):
+                scope.cancel()
+            await self._idle.wait()
+        return True
+
+
+def start_portal(
+    stack: ExitStack, backend: str, backend_options: Mapping[str, Any] | None
+) -> BlockingPortal:
+    options = dict(backend_options) if backend_options is not None else None
+    return stack.enter_context(start_blocking_portal(backend, options))
+
+
+def off_loop(callback: EventCallback | None) -> EventCallback | None:
+    """``callback`` made safe to call from the portal's event loop.
+
+    A sync callback runs in a worker thread, one event at a time (also when a fan-out calls it
+    for many agents at once): it may block, and it may call the sync client again, which it
+    could not do on the event loop's own thread. An async callback is awaited in the loop.
+    """
+    if callback is None or inspect.iscoroutinefunction(callback):
+        return callback
+    lock = threading.Lock()
+
+    def locked(event: StreamEvent) -> Any:
+        with lock:
+            return callback(event)
+
+    async def notify(event: StreamEvent) -> None:
+        # Abandoned when cancelled: the callback may be what is closing the client.
+        outcome = await anyio.to_thread.run_sync(locked, event, abandon_on_cancel=True)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    return notify
