@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from a2a_anyio.cli import main
-from a2a_anyio.cli._app import build_parser
+from a2a_anyio.cli._grammar import build_parser
 
 from .conftest import GOOD_TOKEN, Run, clean_env, cli, closed_port
 

@@ -1,0 +1,471 @@
+"""The command-line grammar: argparse parsers, options, their checks and defaults."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import textwrap
+from typing import Any, NoReturn
+
+from a2a_anyio import __version__
+from a2a_anyio._client import check_url
+from a2a_anyio._model import TaskState
+from a2a_anyio.cli import _commands as cmd
+from a2a_anyio.cli import _many as many
+from a2a_anyio.cli._errors import UsageError
+
+PROG = "a2a-anyio"
+
+DESCRIPTION = """\
+Talk to A2A (Agent2Agent) agents from the shell: read their cards, send messages, follow
+and manage tasks, call any JSON-RPC method, and fan one message out to many agents.
+
+An agent is named with -a/--agent: a URL (its base URL or its card's URL), a card file,
+or the name of an agent or group from the registry file (see 'a2a-anyio agents')."""
+
+EPILOG = """\
+examples:
+  a2a-anyio -a http://localhost:8000 card
+  a2a-anyio -a http://localhost:8000 send "hello"
+  a2a-anyio -a local send --stream -o json "write a report"
+  a2a-anyio -a local send --task-id TASK_ID "the answer"
+  a2a-anyio -a local task get TASK_ID
+  a2a-anyio -a reviewers fan-out "review this change"
+  a2a-anyio --endpoint http://localhost:8000/rpc call tasks/get --params '{"id": "t1"}'
+
+output:
+  Data goes to stdout, diagnostics to stderr. -o json prints exactly one JSON document
+  (the A2A protocol's own objects); with --stream it prints JSON Lines, one event a line.
+  On a terminal, text output uses colours, tables and live views; piped, it is plain
+  'Label: value' lines.
+
+exit status:
+  0 success (a task that ended failed or waits for input is a result, not a failure)
+  1 failure   2 usage or configuration error   3 agent unreachable or no card
+  4 authentication refused or missing           5 timeout
+
+environment:
+  A2A_ANYIO_AGENT, A2A_ANYIO_BEARER, A2A_ANYIO_API_KEY  defaults of -a, --bearer, --api-key
+  A2A_ANYIO_CONFIG  the registry file (else ./agents.yaml, ~/.config/a2a-anyio/agents.yaml)"""
+
+_APPEND = ("agent", "header", "cookie")
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises ``UsageError`` instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, parser=self)
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=30, width=min(100, _columns()))
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if isinstance(action, argparse._SubParsersAction):  # the commands, without a header
+            return "".join(
+                super(_Formatter, self)._format_action(a) for a in action._get_subactions()
+            )
+        return super()._format_action(action)
+
+
+def _columns() -> int:
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+# -- global options ------------------------------------------------------------------------
+
+
+def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """The options every command accepts, before or after its name.
+
+    On the top parser they carry the defaults; on a command's parser they are suppressed when
+    absent, so a value given before the command survives, and lists given in both places add up.
+    """
+
+    def dflt(value: Any) -> Any:
+        return value if top else argparse.SUPPRESS
+
+    def dest(name: str) -> str:
+        return name if top or name not in _APPEND else f"{name}_late"
+
+    g = parser.add_argument_group(
+        "global options" if top else "global options (also accepted before the command)"
+    )
+    g.add_argument(
+        "-a", "--agent", dest=dest("agent"), action="append", metavar="AGENT",
+        default=dflt(None),
+        help="the agent: URL, card URL, card file, or registry name or group; repeat it for "
+        "fan-out and ping (alias --agent-card) [$A2A_ANYIO_AGENT]",
+    )  # fmt: skip
+    g.add_argument(
+        "--agent-card", dest=dest("agent"), action="append", default=dflt(None),
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
+    g.add_argument(
+        "--endpoint", metavar="URL", default=dflt(None),
+        help="a JSON-RPC URL to call directly, without reading a card (a service at a custom path)",
+    )  # fmt: skip
+    g.add_argument(
+        "--config", metavar="FILE", default=dflt(None),
+        help="the registry file (default: $A2A_ANYIO_CONFIG, ./agents.yaml, "
+        "~/.config/a2a-anyio/agents.yaml; .toml works too)",
+    )  # fmt: skip
+    g.add_argument(
+        "--bearer", metavar="TOKEN", default=dflt(None),
+        help="send 'Authorization: Bearer TOKEN' [$A2A_ANYIO_BEARER]",
+    )  # fmt: skip
+    g.add_argument(
+        "--api-key", metavar="KEY", default=dflt(None),
+        help="send the key as the X-API-Key header (use --header for another name) "
+        "[$A2A_ANYIO_API_KEY]",
+    )  # fmt: skip
+    g.add_argument(
+        "--header", dest=dest("header"), action="append", metavar="'NAME: VALUE'",
+        default=dflt(None), help="an extra request header, repeatable (alias --svc-param)",
+    )  # fmt: skip
+    g.add_argument(
+        "--svc-param", dest=dest("header"), action="append", default=dflt(None),
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
+    g.add_argument(
+        "--cookie", dest=dest("cookie"), action="append", metavar="NAME=VALUE",
+        default=dflt(None), help="a cookie to send (repeatable)",
+    )  # fmt: skip
+    g.add_argument(
+        "--insecure", action="store_true", default=dflt(False),
+        help="do not verify TLS certificates (development only)",
+    )  # fmt: skip
+    g.add_argument(
+        "--timeout", type=_seconds, metavar="SECONDS", default=dflt(None),
+        help="give up after this long: each call, a stream, a wait (0: no limit; "
+        "default: 30 s a call, streams unbounded)",
+    )  # fmt: skip
+    for flag, hidden in (("--protocol", False), ("--a2a-version", True)):
+        g.add_argument(
+            flag, dest="protocol", choices=("auto", "1.0", "0.3", "0.2", "legacy"),
+            metavar="VERSION", default=dflt(None),
+            help=argparse.SUPPRESS if hidden else "the A2A version to speak: auto (default: "
+            "the best the card offers), 1.0, 0.3, 0.2 or legacy (alias --a2a-version)",
+        )  # fmt: skip
+    for flag, hidden in (("--binding", False), ("--transport", True)):
+        g.add_argument(
+            flag, dest="binding", type=_binding, metavar="BINDING", default=dflt(None),
+            help=argparse.SUPPRESS if hidden else "preferred binding, jsonrpc or rest; the "
+            "other is the fallback (alias --transport)",
+        )  # fmt: skip
+    g.add_argument(
+        "-o", "--output", choices=("text", "json"), metavar="FORMAT", default=dflt("text"),
+        help="text (default) or json: one JSON document, or JSON Lines with --stream",
+    )  # fmt: skip
+    g.add_argument(
+        "--debug", action="store_true", default=dflt(False),
+        help="diagnostics on stderr: requests, answers, retries, tracebacks (secrets redacted)",
+    )  # fmt: skip
+    g.add_argument(
+        "--backend", choices=("asyncio", "trio"), metavar="LOOP", default=dflt("asyncio"),
+        help="the event loop to run on: asyncio (default) or trio",
+    )  # fmt: skip
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not math.isfinite(seconds):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}")
+    if seconds < 0:
+        raise argparse.ArgumentTypeError("seconds cannot be negative")
+    return seconds
+
+
+def _url(value: str) -> str:
+    try:
+        return check_url(value, "the URL")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return number
+
+
+def _binding(value: str) -> str:
+    norm = {"jsonrpc": "jsonrpc", "json-rpc": "jsonrpc", "rest": "rest", "http+json": "rest"}
+    try:
+        return norm[value.strip().lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"must be jsonrpc or rest, not {value!r}") from None
+
+
+# -- message parts, in the order given ------------------------------------------------------
+
+
+class _PartAction(argparse.Action):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        parts = list(getattr(namespace, "parts", None) or [])
+        parts.append([self.const, values, None])
+        namespace.parts = parts
+
+
+class _MediaTypeAction(argparse.Action):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        parts = getattr(namespace, "parts", None)
+        if not parts:
+            parser.error("--media-type sets the type of the --text, --data or --file before it")
+        parts[-1][2] = values
+
+
+def _message_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", nargs="?", metavar="TEXT", help="the message's text")
+    g = p.add_argument_group("message parts (repeatable, kept in order)")
+    g.add_argument(
+        "--text", dest="parts", action=_PartAction, const="text", metavar="TEXT",
+        help="a text part",
+    )  # fmt: skip
+    g.add_argument(
+        "--data", dest="parts", action=_PartAction, const="data", metavar="JSON",
+        help="a data part: inline JSON, @FILE or a .json file's path, or - for stdin",
+    )  # fmt: skip
+    g.add_argument(
+        "--file", dest="parts", action=_PartAction, const="file", metavar="PATH|URL",
+        help="a file part: a local file (sent inline) or a URL (sent by reference)",
+    )  # fmt: skip
+    g.add_argument(
+        "--media-type", dest="parts", action=_MediaTypeAction, metavar="TYPE",
+        help="the media type of the part just before (else guessed from a file's name)",
+    )  # fmt: skip
+    p.add_argument("--metadata", metavar="JSON", help="metadata of the request, a JSON object")
+    p.set_defaults(parts=None)
+
+
+# -- commands --------------------------------------------------------------------------------
+
+
+def _add(
+    sub: Any, name: str, func: cmd.Command | None, help: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    text = description or help[0].upper() + help[1:] + "."
+    width = min(88, _columns() - 2)
+    text = "\n\n".join(textwrap.fill(par, width) for par in text.split("\n\n"))
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=text,
+        formatter_class=_Formatter, add_help=False,
+    )  # fmt: skip
+    p.add_argument("-h", "--help", action="help", help="show this help and exit")
+    if func is not None:
+        p.set_defaults(func=func)
+    return p
+
+
+def _leaf(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    _global_options(p, top=False)
+    p.set_defaults(parser=p)  # whose usage a stray argument is reported with
+    return p
+
+
+def _push_config_commands(sub: Any) -> None:
+    p = _add(
+        sub, "push-config", None, "manage a task's push-notification configs",
+        "Create, read, list and delete the push-notification configs of a task: where the "
+        "agent posts the task's updates.",
+    )  # fmt: skip
+    psub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
+    c = _add(psub, "create", cmd.push_create, "ask the agent to post the task's updates to a URL")
+    c.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    c.add_argument("url", type=_url, metavar="URL", help="the webhook that receives the updates")
+    c.add_argument("--token", help="a token the agent sends back with every notification")
+    c.add_argument("--config-id", metavar="ID", help="the config's id (default: the agent's)")
+    _leaf(c)
+    g = _add(psub, "get", cmd.push_get, "show one push config of a task")
+    g.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    g.add_argument("config_id", metavar="CONFIG_ID", nargs="?", help="default: the task's only one")
+    _leaf(g)
+    ls = _add(psub, "list", cmd.push_list, "list the push configs of a task")
+    ls.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    _leaf(ls)
+    d = _add(psub, "delete", cmd.push_delete, "delete a push config of a task")
+    d.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    d.add_argument("config_id", metavar="CONFIG_ID", help="the config's id")
+    _leaf(d)
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter,
+        add_help=False,
+    )  # fmt: skip
+    parser.add_argument("-h", "--help", action="help", help="show this help and exit")
+    parser.add_argument(
+        "-v", "--version", action="version", version=f"{PROG} {__version__}",
+        help="print the version and exit",
+    )  # fmt: skip
+    _global_options(parser, top=True)
+    sub = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND", required=True, parser_class=Parser
+    )
+
+    p = _add(
+        sub, "card", cmd.card, "show an agent's card",
+        "Fetch and show the agent's card: identity, capabilities, interfaces, security and "
+        "skills. A card file given with -a is shown without any request.",
+    )  # fmt: skip
+    p.add_argument("get", nargs="?", choices=("get",), help="'card get' is the same as 'card'")
+    p.add_argument(
+        "--extended", action="store_true",
+        help="fetch the authenticated extended card (send your credentials)",
+    )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "send", cmd.send, "send a message: start a task or continue one",
+        "Send a message to the agent and wait until its task completes, fails or waits for "
+        "input; print the task (or the agent's message).\n\nContinue a task with --task-id "
+        "(e.g. one waiting for input), or start a new one in a context with --context-id.",
+    )  # fmt: skip
+    _message_options(p)
+    p.add_argument("--context-id", metavar="ID", help="start the task in this existing context")
+    p.add_argument("--task-id", metavar="ID", help="continue this existing task")
+    p.add_argument(
+        "--stream", action="store_true",
+        help="follow the task's events as they come (JSON Lines with -o json)",
+    )  # fmt: skip
+    p.add_argument(
+        "--async", "--no-wait", "--return-immediately", dest="no_wait", action="store_true",
+        help="return as soon as the agent accepted the message (poll with 'task get --wait')",
+    )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "task", None, "get, cancel, list or follow tasks; manage push configs",
+        "Work with the agent's tasks.",
+    )  # fmt: skip
+    tsub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
+    g = _add(
+        tsub, "get", cmd.task_get, "show a task: state, artifacts, history",
+        "Show a task: its state, status message and artifacts. --wait polls until the task "
+        "completes, fails or waits for input.",
+    )  # fmt: skip
+    g.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    g.add_argument("--history", type=int, metavar="N", help="include the last N messages")
+    g.add_argument(
+        "--wait", "--watch", action="store_true",
+        help="poll until the task is terminal or interrupted (--timeout bounds it)",
+    )  # fmt: skip
+    g.add_argument(
+        "--poll-interval", type=_seconds, default=1.0, metavar="SECONDS",
+        help="the first wait between polls (default: 1; it grows up to 2 s)",
+    )  # fmt: skip
+    _leaf(g)
+    c = _add(tsub, "cancel", cmd.task_cancel, "ask the agent to cancel a task")
+    c.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    _leaf(c)
+    ls = _add(
+        tsub, "list", cmd.task_list, "list tasks, most recently updated first",
+        "List the agent's tasks, most recently updated first (A2A v1.0 agents).",
+    )  # fmt: skip
+    ls.add_argument("--context-id", metavar="ID", help="only the tasks of this context")
+    ls.add_argument(
+        "--state", choices=[s.value for s in TaskState if s is not TaskState.UNKNOWN],
+        help="only the tasks in this state",
+    )  # fmt: skip
+    ls.add_argument("--limit", type=_positive, default=50, metavar="N", help="default: 50")
+    ls.add_argument("--cursor", metavar="CURSOR", help="the page after this cursor")
+    _leaf(ls)
+    s = _add(
+        tsub, "subscribe", cmd.task_subscribe, "follow a running task's events",
+        "Re-attach to a running task's events and follow it to its end; print the final "
+        "task, or every event with --stream.",
+    )  # fmt: skip
+    s.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    s.add_argument(
+        "--stream", action="store_true", help="print every event (JSON Lines with -o json)"
+    )
+    _leaf(s)
+    _push_config_commands(tsub)
+
+    _push_config_commands(sub)
+
+    p = _add(
+        sub, "call", cmd.call, "call any JSON-RPC method and print its result",
+        "Call any JSON-RPC method of the agent (an extension's, say) and print the raw result "
+        "as JSON. For a service at a custom path that has no card, give its URL with "
+        "--endpoint.",
+    )  # fmt: skip
+    p.add_argument("method", metavar="METHOD", help="e.g. GetTask, tasks/get, cstp.queryDecisions")
+    p.add_argument(
+        "--params", metavar="JSON",
+        help="the params: inline JSON, @FILE, or - for stdin (default: none)",
+    )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "agents", many.agents, "list the agents and groups of the registry",
+        "List the agents and groups of the registry file (credentials are shown by the "
+        "variable or header that holds them, never by value).",
+    )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "fan-out", many.fan_out, "send one message to several agents at once",
+        "Send one message to every agent named with -a (a registry group counts as its "
+        "agents), all at once; follow them live on a terminal and print a summary. The exit "
+        "status is 0 when every agent answered; otherwise that of the failures when they "
+        "agree (3 when agents are unreachable), else 1.",
+    )  # fmt: skip
+    _message_options(p)
+    p.add_argument(
+        "--stream", action="store_true",
+        help="print every event as it comes (JSON Lines with -o json)",
+    )  # fmt: skip
+    p.add_argument(
+        "--limit", type=_positive, metavar="N", help="at most N agents at a time (default: all)"
+    )
+    _leaf(p)
+
+    p = _add(
+        sub, "ping", many.ping, "check that agents answer and serve a card",
+        "Check that each agent named with -a (default: every agent of the registry) answers, "
+        "how fast, and that it serves a card.",
+    )  # fmt: skip
+    _leaf(p)
+
+    p = _add(sub, "demo", cmd.demo, "run the guided demo (not available yet)")
+    _leaf(p)
+    return parser
+
+
+def finish_args(args: argparse.Namespace) -> argparse.Namespace:
+    for name in _APPEND:
+        late = getattr(args, f"{name}_late", None)
+        if late:
+            setattr(args, name, (getattr(args, name) or []) + late)
+    env = os.environ
+    if not args.agent:
+        agent = env.get("A2A_ANYIO_AGENT") or env.get("A2ACLI_AGENT_CARD")
+        args.agent = [agent] if agent else []
+    args.bearer = args.bearer or env.get("A2A_ANYIO_BEARER") or env.get("A2ACLI_BEARER")
+    args.api_key = args.api_key or env.get("A2A_ANYIO_API_KEY") or env.get("A2ACLI_API_KEY")
+    return args
