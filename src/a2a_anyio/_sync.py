@@ -302,8 +302,13 @@ class SyncA2AClient:
         push_config: PushNotificationConfig | None = None,
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
+        resume: bool | None = None,
     ) -> SyncMessageStream:
-        """Send a message and stream the task's events (``with ... as stream: for ...``)."""
+        """Send a message and stream the task's events (``with ... as stream: for ...``).
+
+        ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
+        whole stream.
+        """
         return self._wrap(
             functools.partial(
                 self._client.stream_message,
@@ -316,6 +321,7 @@ class SyncA2AClient:
                 push_config=push_config,
                 idle_timeout=idle_timeout,
                 total_timeout=total_timeout,
+                resume=resume,
             )
         )
 
@@ -325,6 +331,7 @@ class SyncA2AClient:
         *,
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
+        resume: bool | None = None,
     ) -> SyncMessageStream:
         """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe)."""
         return self._wrap(
@@ -333,6 +340,7 @@ class SyncA2AClient:
                 task_id,
                 idle_timeout=idle_timeout,
                 total_timeout=total_timeout,
+                resume=resume,
             )
         )
 
@@ -438,9 +446,15 @@ class SyncA2AClient:
         """Remove one push config of the task."""
         self._calls.run(functools.partial(self._client.delete_push_config, task_id, config_id))
 
-    def call(self, method: str, params: Any = None) -> Any:
-        """Call any JSON-RPC method (an extension's, for example) and return its raw result."""
-        return self._calls.run(functools.partial(self._client.call, method, params))
+    def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
+        """Call any JSON-RPC method (an extension's, for example) and return its raw result.
+
+        ``idempotent=True`` says the method may safely run twice, so the retry policy may
+        repeat it after a server error as it does for reads.
+        """
+        return self._calls.run(
+            functools.partial(self._client.call, method, params, idempotent=idempotent)
+        )
 
     def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""

@@ -69,7 +69,14 @@ class SyncAgentPool:
         return self._calls.run(made)
 
     def send(
-        self, url: str, *, text: str | None = None, data: Any = None, timeout: float | None = None
+        self,
+        url: str,
+        *,
+        text: str | None = None,
+        data: Any = None,
+        timeout: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        context_id: str | None = None,
     ) -> dict[str, Any]:
         """Send a user message (a text and/or a data part) and return the result as a dict:
         the data part of the completed task's artifacts, else ``{"text": ...}``.
@@ -78,7 +85,15 @@ class SyncAgentPool:
         rejected, canceled or interrupted task raises ``TaskFailedError``.
         """
         return self._calls.run(
-            functools.partial(self._pool.send, url, text=text, data=data, timeout=timeout)
+            functools.partial(
+                self._pool.send,
+                url,
+                text=text,
+                data=data,
+                timeout=timeout,
+                metadata=metadata,
+                context_id=context_id,
+            )
         )
 
     def fan_out(
