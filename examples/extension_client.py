@@ -224,7 +224,7 @@ async def main(url: str | None) -> int:
 
 
 def cli() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0].replace("``", ""))
     parser.add_argument("--url", help="a CSTP service's JSON-RPC URL (default: start a local one)")
     parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
     args = parser.parse_args()

@@ -74,7 +74,7 @@ async def main(urls: Sequence[str], first: int, timeout: float) -> None:
 
 
 def cli() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0].replace("``", ""))
     parser.add_argument(
         "--url", action="append", default=[], help="an agent (repeat; default: local)"
     )

@@ -94,7 +94,7 @@ async def main(url: str | None) -> None:
 
 
 def cli() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0].replace("``", ""))
     parser.add_argument("--url", help="an extra contact: any A2A agent's base URL")
     parser.add_argument("--backend", choices=["asyncio", "trio"], default="asyncio")
     args = parser.parse_args()

@@ -77,7 +77,7 @@ def local_agent() -> Iterator[str]:
 
 
 def cli() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0].replace("``", ""))
     parser.add_argument("--url", help="an A2A agent's base URL (default: start a local one)")
     parser.add_argument("--backend", choices=["asyncio", "trio", "both"], default="both")
     args = parser.parse_args()

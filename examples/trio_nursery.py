@@ -95,7 +95,7 @@ async def main(url: str | None) -> None:
 
 
 def cli() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0].replace("``", ""))
     parser.add_argument("--url", help="an A2A agent's base URL (default: start a local one)")
     args = parser.parse_args()
     trio.run(main, args.url)

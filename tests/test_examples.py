@@ -200,3 +200,21 @@ def test_push_notifications(backend: str) -> None:
     total, in_v1, in_v03 = map(int, counts.groups())
     assert (in_v1, in_v03) == (len(v1_events), len(v03_events)) and total == in_v1 + in_v03
     assert in_v1 >= 3 and in_v03 >= 3
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_help_describes_the_example_in_whole_sentences(
+    script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--help`` shows the docstring's first paragraph, ending where its sentence ends."""
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", [script, "--help"])
+    monkeypatch.syspath_prepend(str(EXAMPLES))  # as when run as a script: its folder first
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(EXAMPLES / script), run_name="__main__")
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    description = " ".join(out.split("\n\n")[1].split())
+    assert description.endswith("."), description
+    assert "``" not in description
