@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import pytest
+
 from .conftest import clean_env, cli
 from .test_live import run_in_pty
 
@@ -37,3 +42,39 @@ def test_demo_live_display_in_a_terminal() -> None:
     assert "agents done" in screen  # the live fan-out view was drawn
     assert "cancelled at the deadline" in screen
     assert "Summary" in screen
+
+
+def test_demo_without_hypercorn_says_which_extra_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An install that lacks hypercorn (the cli extra brings it) gets one error line and a hint,
+    not an exception group."""
+    import importlib.util
+
+    from a2a_anyio.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "hypercorn" else real(name, *a),
+    )
+    assert main(["demo"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        "error: the demo serves its agents with hypercorn, which is not installed",
+        "hint: pip install 'a2a-anyio[cli]' (the cli extra brings it)",
+    ]
+
+
+def test_the_cli_extra_brings_what_the_demo_needs() -> None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    cli_extra = " ".join(project["optional-dependencies"]["cli"])
+    for needed in ("rich", "pyyaml", "hypercorn"):
+        assert needed in cli_extra

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import a2a_anyio
 
 SRC = Path(a2a_anyio.__file__).parent
@@ -36,3 +38,23 @@ def test_server_dependencies_load_only_when_serving() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.anyio
+async def test_serving_without_hypercorn_is_one_plain_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No exception group: the missing extra is named before any task group starts."""
+    import importlib.util
+
+    from a2a_anyio.testing import FakeAgent
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "hypercorn" else real(name, *a),
+    )
+    with pytest.raises(RuntimeError, match=r"pip install 'a2a-anyio\[testing\]'"):
+        async with FakeAgent().serve():
+            pass

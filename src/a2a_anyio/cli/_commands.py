@@ -27,7 +27,7 @@ from a2a_anyio._model import (
 from a2a_anyio._stream import MessageStream
 from a2a_anyio.cli import _render as r
 from a2a_anyio.cli._context import Context, Target, read_input
-from a2a_anyio.cli._errors import OK, UsageError
+from a2a_anyio.cli._errors import FAILURE, OK, Failure, UsageError
 from a2a_anyio.cli._live import AgentRow, TaskView
 
 Command = Callable[[Context], Awaitable[int]]
@@ -353,6 +353,17 @@ async def call(ctx: Context) -> int:
 
 
 async def demo(ctx: Context) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("hypercorn") is None:  # an install older than the cli extra's
+        return ctx.report(
+            Failure(
+                FAILURE,
+                "A2ACLI_ERR_INTERNAL",
+                "the demo serves its agents with hypercorn, which is not installed",
+                "pip install 'a2a-anyio[cli]' (the cli extra brings it)",
+            )
+        )
     from a2a_anyio.cli._demo import run_demo
 
     return await run_demo(ctx)

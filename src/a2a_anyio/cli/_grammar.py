@@ -452,7 +452,12 @@ def build_parser() -> Parser:
     )  # fmt: skip
     _leaf(p)
 
-    p = _add(sub, "demo", cmd.demo, "run the guided demo (not available yet)")
+    p = _add(
+        sub, "demo", cmd.demo, "three local agents, one streaming fan-out, live",
+        "Start three local agents of different A2A versions and speeds on 127.0.0.1, discover "
+        "them, stream one request to all of them at once, cancel the laggard at a 3 s "
+        "deadline and print a summary. Nothing needs configuring.",
+    )  # fmt: skip
     _leaf(p)
     return parser
 

@@ -36,6 +36,7 @@ from a2a_anyio.testing._asgi import (
     Scope,
     Send,
     StreamingASGITransport,
+    need_hypercorn,
     serve_app,
 )
 from a2a_anyio.testing._errors import AgentError
@@ -404,6 +405,7 @@ class FakeAgent:
         event loop (asyncio or trio); ``agent.url`` is then its base URL."""
         if self._served_url is not None:
             raise RuntimeError(f"{self!r} is already served")
+        need_hypercorn()  # before any task group: a missing extra is one plain RuntimeError
         async with self.running():
 
             def stop_streams() -> None:

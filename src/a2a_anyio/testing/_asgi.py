@@ -5,6 +5,7 @@ loop), and an httpx transport that runs an app in-process and *streams* its body
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import math
 import socket
@@ -169,6 +170,14 @@ def _with_lifespan(app: ASGIApp) -> ASGIApp:
     return wrapped
 
 
+def need_hypercorn() -> None:
+    """Raise ``RuntimeError`` naming the extra to install when hypercorn is missing."""
+    if importlib.util.find_spec("hypercorn") is None:
+        raise RuntimeError(
+            "serving needs hypercorn: pip install 'a2a-anyio[testing]' (or [push], or [cli])"
+        )
+
+
 @asynccontextmanager
 async def serve_app(
     app: ASGIApp,
@@ -184,13 +193,10 @@ async def serve_app(
     this context manager owns; leaving it stops the server gracefully (open connections get
     ``graceful_timeout`` seconds) and then cancels what is left.
     """
-    try:
-        from hypercorn.app_wrappers import ASGIWrapper
-        from hypercorn.config import Config, Sockets
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "serving needs hypercorn: pip install 'a2a-anyio[testing]' (or [push])"
-        ) from exc
+    need_hypercorn()
+    from hypercorn.app_wrappers import ASGIWrapper
+    from hypercorn.config import Config, Sockets
+
     if _on_trio():
         from hypercorn.trio.run import worker_serve
     else:
