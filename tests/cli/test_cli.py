@@ -318,3 +318,22 @@ def test_fan_out_a_group_and_ping(registry_env: dict[str, str]) -> None:
     pinged = cli("-a", "sdk", "ping", "-o", "json", env=registry_env)
     assert pinged.code == 0
     assert [r["card"]["name"] for r in pinged.json()["results"]] == ["SDK Test Agent"] * 2
+
+
+def test_ping_reports_an_agent_whose_variable_is_missing_and_pings_the_others(
+    registry_env: dict[str, str],
+) -> None:
+    run = cli("ping", env=registry_env)  # GUARDED_TOKEN is not set
+    assert run.code == 1  # a configuration error (2) and an unreachable agent (3) disagree
+    rows = {line.split()[0]: line for line in run.out.splitlines()[1:]}
+    assert list(rows) == ["strict", "compat", "guarded", "down"]
+    assert " ok " in rows["strict"] and " ok " in rows["compat"]
+    assert "A2A_ANYIO_ERR_CONFIG" in rows["guarded"]
+    assert "A2ACLI_ERR_UNREACHABLE" in rows["down"]
+    assert "warning: guarded: " in run.err and "GUARDED_TOKEN is not set" in run.err
+
+    pinged = cli("-a", "reviewers", "-a", "guarded", "-o", "json", "ping", env=registry_env)
+    assert pinged.code == 2  # only the missing variable: a configuration error
+    results = {r["agent"]: r for r in pinged.json()["results"]}
+    assert results["strict"]["ok"] and results["compat"]["ok"]
+    assert results["guarded"]["error"]["code"] == "A2A_ANYIO_ERR_CONFIG"

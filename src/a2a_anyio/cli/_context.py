@@ -246,6 +246,25 @@ class Context:
                 out.setdefault(target.name, target)
         return list(out.values())
 
+    def targets_each(self, refs: list[str]) -> list[Target | Unresolved]:
+        """Like ``targets``, but a registry agent whose entry cannot be used (a variable it
+        reads is not set) is returned as an ``Unresolved`` instead of stopping the others."""
+        out: dict[str, Target | Unresolved] = {}
+        for ref in refs:
+            if is_url(ref) or _card_path(ref) is not None or ref not in self.registry:
+                for target in self._resolve(ref):
+                    out.setdefault(target.name, target)
+                continue
+            for entry in self.registry.resolve(ref):
+                if entry.name in out:
+                    continue
+                try:
+                    out[entry.name] = self._resolve(entry.name)[0]
+                except AgentRegistryError as exc:
+                    where = entry.url or entry.endpoint or "-"
+                    out[entry.name] = Unresolved(entry.name, where, self.failure(exc))
+        return list(out.values())
+
     def target(self) -> Target:
         """The one agent of a single-agent command."""
         targets = self.targets()
@@ -367,6 +386,15 @@ class Context:
         import shlex
 
         return f"a2a-anyio -a {shlex.quote(target.ref)} send --task-id {{task_id}} 'REPLY'"
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    """A registry agent that could not be made into a ``Target``, and why."""
+
+    name: str
+    url: str
+    failure: Failure
 
 
 def _card_path(ref: str) -> Path | None:

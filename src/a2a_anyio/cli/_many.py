@@ -14,7 +14,7 @@ from a2a_anyio._model import (
 )
 from a2a_anyio.cli import _render as r
 from a2a_anyio.cli._commands import build_message, message_metadata
-from a2a_anyio.cli._context import Context, Target
+from a2a_anyio.cli._context import Context, Target, Unresolved
 from a2a_anyio.cli._errors import OK, Failure, UsageError, exit_code_of
 from a2a_anyio.cli._live import AgentRow, FanOutView
 
@@ -151,17 +151,27 @@ def _row_json(row: AgentRow) -> dict[str, Any]:
 
 
 async def ping(ctx: Context) -> int:
-    targets = ctx.targets(allow_none=True)
-    if not targets:
-        targets = ctx.targets(ctx.registry.names())
+    # Each agent on its own: one whose registry entry reads a variable that is not set is
+    # reported in its row (exit 2) while the others are pinged.
+    refs = list(ctx.args.agent or [])
+    if refs:
+        targets = ctx.targets_each(refs)
+    elif ctx.args.endpoint:
+        targets = list(ctx.targets())
+    else:
+        targets = ctx.targets_each(ctx.registry.names())
     if not targets:
         raise UsageError("nothing to ping: give -a/--agent, or define agents in a registry")
     outcomes: list[dict[str, Any]] = [{} for _ in targets]
     failures: list[Failure] = []
 
-    async def one(i: int, target: Target) -> None:
+    async def one(i: int, target: Target | Unresolved) -> None:
         out = outcomes[i]
         out.update(agent=target.name, url=target.url, ok=False, ms=None, card=None, error=None)
+        if isinstance(target, Unresolved):
+            failures.append(target.failure)
+            out["error"] = target.failure.envelope()["error"]
+            return
         try:
             client = await ctx.client(target)
             out["ms"] = round(await client.ping(), 1)
@@ -189,4 +199,7 @@ async def ping(ctx: Context) -> int:
             ms = f"{out['ms']:.0f} ms" if out["ms"] is not None else "-"
             rows.append([out["agent"], out["url"], status, ms, r.one_line(what, 60)])
         ctx.p.table(["Agent", "URL", "Status", "Time", "Card"], rows)
+        for out in outcomes:
+            if out["error"] is not None:
+                ctx.p.warn(f"{out['agent']}: {ctx.debug.redact(out['error']['message'])}")
     return exit_code_of(failures)
