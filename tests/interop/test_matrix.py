@@ -88,9 +88,11 @@ async def wait_for_state(client: A2AClient, task_id: str, *states: TaskState) ->
 
 
 @contextlib.asynccontextmanager
-async def slow_task(client: A2AClient) -> AsyncIterator[Task]:
+async def slow_task(client: A2AClient, peer: Peer) -> AsyncIterator[Task]:
     """A task that stays working (up to 30 s) until canceled; canceled on the way out."""
-    started = await client.send_message("slow", blocking=False)
+    # Dialect L has no non-blocking send (the client refuses blocking=False); its agent
+    # answers a slow task as soon as it works.
+    started = await client.send_message("slow", blocking=peer.version.startswith("L"))
     assert isinstance(started, Task)
     try:
         yield await wait_for_state(client, started.id, TaskState.WORKING)
@@ -170,7 +172,7 @@ async def op_list(client: A2AClient, peer: Peer, binding: str) -> None:
 
 
 async def op_cancel(client: A2AClient, peer: Peer, binding: str) -> None:
-    async with slow_task(client) as task:
+    async with slow_task(client, peer) as task:
         canceled = await client.cancel_task(task.id)
         assert canceled.id == task.id
         done = await wait_for_state(client, task.id, TaskState.CANCELED)
@@ -185,7 +187,7 @@ async def op_cancel(client: A2AClient, peer: Peer, binding: str) -> None:
 
 
 async def op_subscribe(client: A2AClient, peer: Peer, binding: str) -> None:
-    async with slow_task(client) as task:
+    async with slow_task(client, peer) as task:
         async with client.subscribe(task.id) as stream:
             # The stream is open; give the server a moment to attach it to the task, since
             # some servers (0.3.x SDK) send nothing on re-attach until the next event.
@@ -200,7 +202,7 @@ async def op_subscribe(client: A2AClient, peer: Peer, binding: str) -> None:
 async def op_push(client: A2AClient, peer: Peer, binding: str) -> None:
     served = peer.push.get(binding, frozenset())
     config_id = "cfg-1" if peer.push_config_ids else None
-    async with slow_task(client) as task:
+    async with slow_task(client, peer) as task:
         created = await client.create_push_config(
             task.id, HOOK_URL, token="tok-1", config_id=config_id
         )

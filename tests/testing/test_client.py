@@ -194,3 +194,14 @@ async def test_auth_required_by_agent(dialect: str, mode: str) -> None:
         task = await client.send_message("x")
     assert isinstance(task, Task)
     assert all(r.headers.get("authorization") == "Bearer s3cret" for r in agent.requests)
+
+
+async def test_a_non_blocking_send_to_a_tasks_send_agent_is_refused(mode: str) -> None:
+    """The legacy dialect has no ``blocking`` flag: the call says so and sends nothing."""
+    agent = FakeAgent(dialect="legacy")
+    async with client_for(agent, mode) as client:
+        with pytest.raises(ValueError, match="blocking=False is not part of the tasks/send"):
+            await client.send_message("hello", blocking=False)
+        assert agent.requests_for("send") == []
+        done = await client.send_message("hello")  # the blocking send works
+        assert isinstance(done, Task) and done.state is TaskState.COMPLETED

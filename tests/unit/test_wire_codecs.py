@@ -92,6 +92,8 @@ ARGS: dict[Op, OpArgs] = {
     Op.EXTENDED_CARD: None,
     Op.CALL: Call("ext/do", {"x": 1}),
 }
+# The tasks/send dialect has no non-blocking send (blocking=False is refused, see below).
+LEGACY_SEND: OpArgs = Send(MSG, SendConfig(history_length=3))
 
 V1_MSG = {
     "messageId": "m-1",
@@ -283,7 +285,7 @@ def test_ops_know_whether_they_repeat_safely_and_stream() -> None:
 )
 def test_jsonrpc_encode(version: str, op: Op, method: str, params: Any) -> None:
     codec = codec_for("jsonrpc", version, RPC)
-    req = codec.encode(op, ARGS[op])
+    req = codec.encode(op, LEGACY_SEND if (version, op) == ("legacy", Op.SEND) else ARGS[op])
     assert (req.op, req.method, req.url, req.name) == (op, "POST", RPC, method)
     expected = {"jsonrpc": "2.0", "id": 1, "method": method}
     if params is not NO_PARAMS:
@@ -524,13 +526,20 @@ def test_v03_results_over_both_bindings() -> None:
 
 def test_legacy_results() -> None:
     codec = codec_for("jsonrpc", "legacy", RPC)
-    req = codec.encode(Op.SEND, ARGS[Op.SEND])
+    req = codec.encode(Op.SEND, LEGACY_SEND)
     legacy = {"id": "t-1", "sessionId": "c-1", "status": {"state": "completed"}}
     task = codec.decode(req, 200, {}, _rpc(req, legacy))
     assert (task.id, task.context_id, task.state) == ("t-1", "c-1", TaskState.COMPLETED)
     req = codec.encode(Op.PUSH_GET, ARGS[Op.PUSH_GET])
     config = codec.decode(req, 200, {}, _rpc(req, {"id": "t-1", "pushNotificationConfig": V03_HOOK}))  # fmt: skip
     assert config == HOOK
+
+
+def test_legacy_refuses_a_non_blocking_send() -> None:
+    """tasks/send has no blocking flag: the codec says so rather than ignore the option."""
+    codec = codec_for("jsonrpc", "legacy", RPC)
+    with pytest.raises(ValueError, match=r"blocking=False is not part of the tasks/send dialect"):
+        codec.encode(Op.SEND, ARGS[Op.SEND])
 
 
 # -- decode: errors -------------------------------------------------------------------------

@@ -135,6 +135,12 @@ def decode_push_config(value: Any) -> PushNotificationConfig:
     return config
 
 
+NON_BLOCKING = (
+    "blocking=False is not part of the tasks/send dialect: its agents answer tasks/send when "
+    "they choose (most once the task ends); follow a long task with stream_message() instead"
+)
+
+
 class LegacyDialect(Dialect):
     """The ``tasks/send`` JSON-RPC dialect of the first A2A agents."""
 
@@ -159,6 +165,8 @@ class LegacyDialect(Dialect):
         return decode_message(value)
 
     def send_params(self, message: Message, config: SendConfig) -> JSONDict:
+        if not config.blocking:
+            raise ValueError(NON_BLOCKING)
         # The client names the task: a new one for a new task, the same to continue one.
         params: JSONDict = {
             "id": message.task_id or str(uuid.uuid4()),
