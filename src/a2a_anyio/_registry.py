@@ -84,7 +84,9 @@ class AgentRegistry:
     def default_paths() -> list[Path]:
         """Where ``load()`` looks, in order (``$A2A_ANYIO_CONFIG`` is checked before these)."""
         config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-        dirs = [Path.cwd(), config_home / "a2a-anyio"]
+        # The working directory's files by their relative names: messages then say
+        # "agents.yaml", as the user would, not a long absolute path.
+        dirs = [Path(), config_home / "a2a-anyio"]
         return [d / f"agents{ext}" for d in dirs for ext in (".yaml", ".yml", ".toml")]
 
     @classmethod
