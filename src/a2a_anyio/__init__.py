@@ -78,6 +78,7 @@ if _TYPE_CHECKING:
     from a2a_anyio._sync_pool import SyncAgentPool
 
 __version__ = "0.1.0"
+"""The version of a2a-anyio."""
 
 # Loaded on first use: fan-out, pools, the registry and the sync facade pull in more of
 # anyio (memory streams, threads) than a single client needs.

@@ -108,9 +108,15 @@ class Bearer(Auth):
         self.check()
 
     def check(self) -> None:
+        """Refuse a token a header cannot carry.
+
+        Raises:
+            ValueError: the token holds CR, LF or NUL (the message names the field, not the value).
+        """
         _check("Bearer token", self.token, _HEADER_VALUE)
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        """Set ``Authorization: Bearer <token>``; the URL is unchanged."""
         headers["Authorization"] = f"Bearer {self.token}"
         return url
 
@@ -129,10 +135,16 @@ class Basic(Auth):
         self.check()
 
     def check(self) -> None:
+        """Refuse a username or password a request cannot carry.
+
+        Raises:
+            ValueError: a field holds CR, LF or NUL (named, not quoted).
+        """
         _check("Basic username", self.username, _TEXT)
         _check("Basic password", self.password, _TEXT)
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        """Set ``Authorization: Basic base64(user:password)``; the URL is unchanged."""
         pair = f"{self.username}:{self.password}".encode()
         headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         return url
@@ -155,6 +167,12 @@ class ApiKey(Auth):
         self.check()
 
     def check(self) -> None:
+        """Refuse a name or value the key's location cannot carry.
+
+        Raises:
+            ValueError: a name that is not a header or cookie name, or a value with CR, LF, NUL
+                (or, in a cookie, a character cookies cannot hold).
+        """
         if self.location == "query":
             _check("ApiKey name", self.name, _TEXT)
             _check("ApiKey value", self.value, _TEXT)
@@ -167,6 +185,7 @@ class ApiKey(Auth):
         )
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        """Put the key in its header, cookie or query parameter; the URL changes for the query."""
         if self.location == "header":
             headers[self.name] = self.value
         elif self.location == "cookie":
@@ -204,6 +223,11 @@ class OAuth2ClientCredentials(Auth):
         self.check()
 
     def check(self) -> None:
+        """Refuse a token URL that is not http(s), or fields a request cannot carry.
+
+        Raises:
+            ValueError: the field at fault, named but not quoted.
+        """
         _check("OAuth2ClientCredentials token_url", self.token_url, _TEXT)
         if urlsplit(self.token_url).scheme not in ("http", "https"):
             raise ValueError("OAuth2ClientCredentials token_url must be an absolute http(s) URL")
@@ -215,6 +239,13 @@ class OAuth2ClientCredentials(Auth):
             _check("OAuth2ClientCredentials audience", self.audience, _TEXT)
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
+        """Set ``Authorization: Bearer <token>``, fetching a token first when there is none or it
+        expired (one request for many concurrent calls).
+
+        Raises:
+            A2AAuthError: the token endpoint refused the client.
+            A2AProtocolError: the token endpoint's answer holds no usable token.
+        """
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:  # one token request for many concurrent calls
@@ -255,6 +286,7 @@ class OAuth2ClientCredentials(Auth):
         self._expires = anyio.current_time() + max(0.0, lifetime - 30.0)
 
     async def refresh(self) -> bool:
+        """After a 401: forget the token, so the next try fetches a new one; returns True."""
         self._token = None
         return True
 

@@ -100,7 +100,13 @@ class AgentCardFetcher:
         self._cached = None
 
     async def fetch(self, *, force: bool = False) -> AgentCard:
-        """The card, from the cache while it is fresh, else from the agent."""
+        """The card, from the cache while it is fresh, else from the agent.
+
+        Raises:
+            A2ADiscoveryError: no card at the well-known paths, an answer that is not a card (or is too large), or
+                a signature the verifier refuses.
+            A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within the timeout).
+        """
         cached = self._cached
         if not force and cached is not None and anyio.current_time() < cached.expires:
             return cached.card

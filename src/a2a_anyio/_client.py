@@ -281,7 +281,14 @@ class A2AClient:
     # -- discovery ------------------------------------------------------------------------
 
     async def get_card(self, *, refresh: bool = False) -> AgentCard:
-        """The agent's public card (cached for ``card_ttl`` seconds, single-flight)."""
+        """The agent's public card (cached for ``card_ttl`` seconds, single-flight).
+
+        Raises:
+            A2ADiscoveryError: no card at the URL, an answer that is not a card, or a signed card the
+                ``card_verifier`` refuses.
+            A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            RuntimeError: the client is closed.
+        """
         self._check_open()
         if self.url is None:
             if self._card is None:
@@ -368,7 +375,18 @@ class A2AClient:
         return True
 
     async def get_extended_card(self) -> AgentCard:
-        """The authenticated extended card (the credentials given to this client are sent)."""
+        """The authenticated extended card (the credentials given to this client are sent).
+
+        Raises:
+            ExtendedCardNotConfiguredError: the agent has no extended card (``UnsupportedOperationError`` from agents that do
+                not know the operation).
+            A2AAuthError: the agent refused the credentials.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         card: AgentCard = await self._op(Op.EXTENDED_CARD, None)
         self._extended_card = card
         return card
@@ -439,6 +457,16 @@ class A2AClient:
 
         ``idempotent=True`` says the method may safely run twice, so the retry policy may
         repeat it after a server error as it does for reads.
+
+        Raises:
+            A2ARPCError: the method's JSON-RPC error, as its subclass (``MethodNotFoundError``,
+                ``InvalidParamsError``, ...).
+            UnsupportedOperationError: the agent offers no JSON-RPC interface.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
         """
         self._check_open()
         with deadline(self.timeout, agent=self.url or self.endpoint, method=method) as call:
@@ -456,7 +484,12 @@ class A2AClient:
             return await self._exchange(codec, request, call)
 
     async def ping(self) -> float:
-        """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
+        """Round-trip time to the agent in milliseconds (any HTTP answer counts).
+
+        Raises:
+            A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            RuntimeError: the client is closed.
+        """
         self._check_open()
         url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
         assert url is not None
@@ -487,6 +520,18 @@ class A2AClient:
         ``on_event`` (sync or async) is called with every event before the result is returned:
         the message is then streamed when the agent can stream (and ``blocking`` is true), else
         sent, and the result is the one event.
+
+        Raises:
+            A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
+                ``TaskNotCancelableError`` (continuing a task that is gone or done),
+                ``InvalidParamsError``, ``ContentTypeNotSupportedError``...
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            ValueError: a message that cannot be made into a ``Message``, or ``blocking=False`` to a
+                ``tasks/send`` agent (that dialect has no non-blocking send).
+            RuntimeError: the client is closed.
         """
         msg, config = self._prepare(
             message, metadata, context_id, task_id, blocking, history_length,
@@ -523,6 +568,15 @@ class A2AClient:
 
         The interval grows by half each poll from ``poll_interval`` up to ``max_interval``;
         ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+
+        Raises:
+            A2ATimeoutError: the task is not final within ``timeout``.
+            TaskNotFoundError: the agent has no such task.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
         """
         interval = poll_interval
         with anyio.move_on_after(timeout) as scope:
@@ -585,6 +639,10 @@ class A2AClient:
 
         ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
         whole stream.
+
+        Raises:
+            RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
+                ``MessageStream``).
         """
         self._check_open()
         msg, config = self._prepare(
@@ -602,7 +660,13 @@ class A2AClient:
         total_timeout: float | None = None,
         resume: bool | None = None,
     ) -> MessageStream:
-        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe)."""
+        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe).
+
+        Raises:
+            RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
+                ``MessageStream``): ``TaskNotFoundError``, or ``UnsupportedOperationError`` from an
+                agent that cannot re-attach to a task that is already final.
+        """
         self._check_open()
 
         return self._stream(Op.SUBSCRIBE, TaskRef(task_id), idle_timeout, total_timeout, resume)
@@ -654,7 +718,16 @@ class A2AClient:
         )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
-        """The task's current state."""
+        """The task's current state.
+
+        Raises:
+            TaskNotFoundError: the agent has no such task.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         task: Task = await self._op(Op.GET, TaskRef(task_id, history_length))
         return task
 
@@ -668,13 +741,32 @@ class A2AClient:
         history_length: int | None = None,
         include_artifacts: bool = False,
     ) -> TaskPage:
-        """One page of tasks, most recently updated first (v1.0 agents only)."""
+        """One page of tasks, most recently updated first (v1.0 agents only).
+
+        Raises:
+            UnsupportedOperationError: the agent does not list tasks (no A2A version before 1.0 does).
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         args = ListTasks(context_id, limit, cursor, status, history_length, include_artifacts)
         page: TaskPage = await self._op(Op.LIST, args)
         return page
 
     async def cancel_task(self, task_id: str, *, metadata: Mapping[str, Any] | None = None) -> Task:
-        """Ask the agent to cancel the task; returns the task as the agent then reports it."""
+        """Ask the agent to cancel the task; returns the task as the agent then reports it.
+
+        Raises:
+            TaskNotFoundError: the agent has no such task.
+            TaskNotCancelableError: the task is final, or the agent will not cancel it.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         meta = dict(metadata) if metadata else None
         task: Task = await self._op(Op.CANCEL, Cancel(task_id, meta))
         return task
@@ -689,7 +781,18 @@ class A2AClient:
         auth_scheme: str | None = None,
         auth_credentials: str | None = None,
     ) -> PushNotificationConfig:
-        """Ask the agent to post the task's updates to ``url``."""
+        """Ask the agent to post the task's updates to ``url``.
+
+        Raises:
+            PushNotificationNotSupportedError: the agent does not push notifications.
+            TaskNotFoundError: the agent has no such task.
+            ValueError: ``url`` is not an http(s) URL.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         config = PushNotificationConfig(
             url=check_url(url),
             task_id=task_id,
@@ -704,15 +807,45 @@ class A2AClient:
     async def get_push_config(
         self, task_id: str, config_id: str | None = None
     ) -> PushNotificationConfig:
-        """One push config of the task."""
+        """One push config of the task.
+
+        Raises:
+            PushNotificationNotSupportedError: the agent does not push notifications.
+            TaskNotFoundError: no such task, or no such config.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         config: PushNotificationConfig = await self._op(Op.PUSH_GET, PushRef(task_id, config_id))
         return config
 
     async def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
-        """Every push config of the task."""
+        """Every push config of the task.
+
+        Raises:
+            PushNotificationNotSupportedError: the agent does not push notifications.
+            UnsupportedOperationError: the dialect cannot list configs (``tasks/send``).
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         configs: list[PushNotificationConfig] = await self._op(Op.PUSH_LIST, PushRef(task_id))
         return configs
 
     async def delete_push_config(self, task_id: str, config_id: str) -> None:
-        """Remove one push config of the task."""
+        """Remove one push config of the task.
+
+        Raises:
+            PushNotificationNotSupportedError: the agent does not push notifications.
+            UnsupportedOperationError: the dialect cannot delete configs (``tasks/send``).
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         await self._op(Op.PUSH_DELETE, PushRef(task_id, config_id))

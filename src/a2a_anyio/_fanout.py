@@ -156,7 +156,13 @@ def merge_streams(
     limit: int | None = None,
     fail_fast: bool = False,
 ) -> MergedStreams:
-    """Consume several streams concurrently as one stream of ``(agent, event)`` items."""
+    """Consume several streams concurrently as one stream of ``(agent, event)`` items.
+
+    Raises:
+        A2AClientError: with ``fail_fast=True``, the first error of any stream (the others are cancelled);
+            otherwise each failure is a ``StreamItem`` whose event is the error.
+        RuntimeError: iterated outside its ``async with`` block.
+    """
     return MergedStreams(
         streams, timeout=timeout, stream_timeout=stream_timeout, limit=limit, fail_fast=fail_fast
     )
@@ -232,6 +238,11 @@ async def fan_out(
     At most ``limit`` sends run at a time. ``first=k`` returns as soon as k agents answered
     and cancels the rest; ``timeout`` cancels the stragglers. A failing agent never stops the
     others, and no exception group escapes: each outcome is in its result.
+
+    Raises:
+        AgentRegistryError: a target names no URL, agent or group of the registry.
+        ValueError: ``first`` is below 1. Failures of the agents are not raised: each is the ``error``
+            of its ``AgentResult``.
     """
     if first is not None and first < 1:
         raise ValueError("first must be at least 1")
@@ -328,7 +339,13 @@ def fan_out_stream(
     pool: AgentPool | None = None,
     **stream_options: Any,
 ) -> FanOutStream:
-    """Stream ``message`` to every target at once, merged: ``async with ... as merged``."""
+    """Stream ``message`` to every target at once, merged: ``async with ... as merged``.
+
+    Raises:
+        AgentRegistryError: (on entering it) a target names no URL, agent or group of the
+            registry. With ``fail_fast=True`` the first stream's error is raised while reading;
+            otherwise each failure is a ``StreamItem`` whose event is the error.
+    """
     return FanOutStream(
         targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
         fail_fast=fail_fast, stream_options={"message": message, **stream_options},

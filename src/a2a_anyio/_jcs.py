@@ -145,6 +145,9 @@ def canonicalize(card: Mapping[str, Any], *, omit_empty: bool = False) -> bytes:
     ``omit_empty=True`` first drops null, "", [] and {} values recursively (A2A v0.3 §8.4.1
     "default value omission", as the a2a-sdk does). Raises ``ValueError`` when the card has no
     canonical form (NaN/Infinity, lone surrogates, ...).
+
+    Raises:
+        ValueError: the card has no canonical form (NaN or Infinity, lone surrogates...).
     """
     if not isinstance(card, Mapping):
         raise ValueError("an Agent Card is a JSON object")

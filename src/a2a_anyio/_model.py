@@ -98,6 +98,7 @@ class DataPart:
 
 
 Part = TextPart | FilePart | DataPart
+"""One part of a message or an artifact: text, a file (inline or by URL) or JSON data."""
 
 
 def _joined_text(parts: Sequence[Part]) -> str:
@@ -245,6 +246,7 @@ class TaskArtifactUpdateEvent:
 
 
 StreamEvent = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
+"""What a stream yields: a Task snapshot, the agent's Message, or a status or artifact update."""
 
 
 @dataclass(slots=True)

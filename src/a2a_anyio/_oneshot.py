@@ -9,7 +9,12 @@ from a2a_anyio._model import AgentCard, DataPart, Message, Part, Role, Task, Tex
 
 
 async def discover(url: str, **options: Any) -> AgentCard:
-    """The agent card at ``url`` (options as for ``A2AClient``)."""
+    """The agent card at ``url`` (options as for ``A2AClient``).
+
+    Raises:
+        A2ADiscoveryError: no card at ``url``, or not a card.
+        A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within the timeout).
+    """
     async with A2AClient(url, **options) as client:
         return await client.get_card()
 
@@ -23,7 +28,11 @@ async def send_text(
     **options: Any,
 ) -> Task | Message:
     """Send ``text`` (and ``{"tool": ..., "arguments": ...}`` as a data part when ``tool`` is
-    named) and return the resulting Task or Message."""
+    named) and return the resulting Task or Message.
+
+    Raises:
+        A2AClientError: as ``A2AClient.send_message``.
+    """
     parts: list[Part] = [TextPart(text)]
     if tool is not None:
         parts.append(
@@ -34,12 +43,23 @@ async def send_text(
 
 
 async def get_task(url: str, task_id: str, **options: Any) -> Task:
-    """The task ``task_id`` of the agent at ``url``."""
+    """The task ``task_id`` of the agent at ``url``.
+
+    Raises:
+        TaskNotFoundError: the agent has no such task.
+        A2AClientError: any other failure, as ``A2AClient.get_task``.
+    """
     async with A2AClient(url, **options) as client:
         return await client.get_task(task_id)
 
 
 async def cancel_task(url: str, task_id: str, **options: Any) -> Task:
-    """Cancel the task ``task_id`` of the agent at ``url``."""
+    """Cancel the task ``task_id`` of the agent at ``url``.
+
+    Raises:
+        TaskNotFoundError: the agent has no such task.
+        TaskNotCancelableError: the task is final, or the agent will not cancel it.
+        A2AClientError: any other failure, as ``A2AClient.cancel_task``.
+    """
     async with A2AClient(url, **options) as client:
         return await client.cancel_task(task_id)

@@ -57,13 +57,21 @@ class AgentPool:
 
     @property
     def registry(self) -> AgentRegistry:
-        """The registry names are looked up in (``AgentRegistry.load()`` unless one was given)."""
+        """The registry names are looked up in (``AgentRegistry.load()`` unless one was given).
+
+        Raises:
+            AgentRegistryError: the registry file that ``AgentRegistry.load()`` reads is unusable.
+        """
         if self._registry is None:
             self._registry = AgentRegistry.load()
         return self._registry
 
     def expand(self, targets: Sequence[Target]) -> list[Target]:
-        """``targets`` with every registry group replaced by its agents' names."""
+        """``targets`` with every registry group replaced by its agents' names.
+
+        Raises:
+            AgentRegistryError: a name that is neither a URL nor an agent or group of the registry.
+        """
         out: list[Target] = []
         for target in targets:
             if isinstance(target, str) and not is_url(target):
@@ -73,7 +81,13 @@ class AgentPool:
         return out
 
     def client(self, url: str) -> A2AClient:
-        """The client for ``url`` (or for the registry agent of that name), made on first use."""
+        """The client for ``url`` (or for the registry agent of that name), made on first use.
+
+        Raises:
+            AgentRegistryError: ``url`` is not a URL and names no agent of the registry, or names a group.
+            ValueError: a malformed URL.
+            RuntimeError: the pool is closed.
+        """
         if self._closed:
             raise RuntimeError("this AgentPool is closed")
         found = self._clients.get(url)
@@ -115,6 +129,12 @@ class AgentPool:
         A task that is still running when the agent answers is waited for (``timeout``); a
         failed, rejected, canceled or interrupted task raises ``TaskFailedError`` carrying the
         status message; a completed task without artifacts raises ``A2AProtocolError``.
+
+        Raises:
+            TaskFailedError: the task failed, was rejected or canceled, or waits for input; it carries the
+                agent's status message.
+            A2AProtocolError: a completed task without artifacts.
+            A2AClientError: any other failure, as ``A2AClient.send_message`` and ``wait``.
         """
         client = self.client(url)
         message = Message.user(text, data=data, context_id=context_id)
@@ -133,7 +153,12 @@ class AgentPool:
         first: int | None = None,
         **send_options: Any,
     ) -> list[AgentResult]:
-        """``fan_out`` over this pool's clients."""
+        """``fan_out`` over this pool's clients.
+
+        Raises:
+            AgentRegistryError: a target names no URL, agent or group of the registry. Failures of the agents are in
+                the results.
+        """
         return await fan_out(
             targets, message, timeout=timeout, limit=limit, first=first, pool=self, **send_options
         )
@@ -149,7 +174,12 @@ class AgentPool:
         fail_fast: bool = False,
         **stream_options: Any,
     ) -> FanOutStream:
-        """``fan_out_stream`` over this pool's clients."""
+        """``fan_out_stream`` over this pool's clients.
+
+        Raises:
+            AgentRegistryError: (on entering it) a target names no URL, agent or group of the
+                registry.
+        """
         return fan_out_stream(
             targets, message, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
             fail_fast=fail_fast, pool=self, **stream_options,

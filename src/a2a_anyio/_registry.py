@@ -60,13 +60,22 @@ class AgentRegistry:
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str | Path | None = None) -> AgentRegistry:
-        """A registry from the parsed content of a file; ``source`` names it in errors."""
+        """A registry from the parsed content of a file; ``source`` names it in errors.
+
+        Raises:
+            AgentRegistryError: the data is not a valid registry; the message names the entry and field.
+        """
         agents, groups = Parser(str(source) if source is not None else "<registry>").parse(data)
         return cls(agents, groups, path=source)
 
     @classmethod
     def from_file(cls, path: str | Path) -> AgentRegistry:
-        """A registry from a ``.yaml``/``.yml`` or ``.toml`` file (JSON is valid YAML)."""
+        """A registry from a ``.yaml``/``.yml`` or ``.toml`` file (JSON is valid YAML).
+
+        Raises:
+            AgentRegistryError: the file cannot be read (not a regular file, over 1 MiB, not UTF-8) or is not a
+                valid registry.
+        """
         p = Path(path).expanduser()
         try:
             text = read_file(p, MAX_REGISTRY_BYTES).decode("utf-8")
@@ -92,7 +101,12 @@ class AgentRegistry:
     @classmethod
     def load(cls, path: str | Path | None = None) -> AgentRegistry:
         """The registry of ``path``, of ``$A2A_ANYIO_CONFIG``, or of the first default file
-        that exists; an empty registry when there is none."""
+        that exists; an empty registry when there is none.
+
+        Raises:
+            AgentRegistryError: ``$A2A_ANYIO_CONFIG`` names a file that does not exist, or the file found is
+                unusable.
+        """
         if path is not None:
             return cls.from_file(path)
         named = os.environ.get(CONFIG_ENV)
@@ -144,14 +158,22 @@ class AgentRegistry:
         )
 
     def get(self, name: str) -> AgentEntry:
-        """The agent called ``name``; ``AgentRegistryError`` when there is none."""
+        """The agent called ``name``; ``AgentRegistryError`` when there is none.
+
+        Raises:
+            AgentRegistryError: no agent has that name.
+        """
         try:
             return self._agents[name]
         except KeyError:
             raise self._unknown(name, "agent", self.names()) from None
 
     def group(self, name: str) -> list[AgentEntry]:
-        """The agents of group ``name``: its explicit members, then the agents tagged with it."""
+        """The agents of group ``name``: its explicit members, then the agents tagged with it.
+
+        Raises:
+            AgentRegistryError: no group has that name.
+        """
         members = list(self._groups.get(name, []))
         members += [
             e.name for e in self._agents.values() if name in e.tags and e.name not in members
@@ -161,7 +183,11 @@ class AgentRegistry:
         return [self._agents[m] for m in members]
 
     def resolve(self, name: str) -> list[AgentEntry]:
-        """An agent as ``[entry]``, or a group's entries."""
+        """An agent as ``[entry]``, or a group's entries.
+
+        Raises:
+            AgentRegistryError: neither an agent nor a group has that name.
+        """
         if name in self._agents:
             return [self._agents[name]]
         if name in self.group_names():
@@ -171,5 +197,10 @@ class AgentRegistry:
     def client(self, name: str, **overrides: Any) -> A2AClient:
         """An ``A2AClient`` for agent ``name``: its url, ``Bearer`` token from ``token_env``,
         headers, cookies, protocol, timeout, ``RetryPolicy(attempts=retries + 1)`` and verify;
-        ``overrides`` (any ``A2AClient`` keyword) win over the entry."""
+        ``overrides`` (any ``A2AClient`` keyword) win over the entry.
+
+        Raises:
+            AgentRegistryError: no agent has that name, or a variable its entry reads is not set.
+            ValueError: an option the client refuses.
+        """
         return self.get(name).client(**overrides)

@@ -111,6 +111,11 @@ class RetryPolicy:
 
         ``until`` is the call's deadline (``anyio.current_time()`` clock): a wait that would
         end past it ends the call at once with ``A2ATimeoutError`` instead.
+
+        Raises:
+            A2AClientError: the last error when the policy gives up, saying so (``.attempts``);
+                ``A2ATimeoutError(timeout="deadline")`` when a wait would end past ``until``.
+            Exception: an error the policy does not retry, as ``call`` raised it.
         """
         start = anyio.current_time() if self.deadline is not None else 0.0
         attempt = 1
@@ -161,3 +166,4 @@ def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATime
 
 
 NO_RETRY = RetryPolicy(attempts=1)
+"""A policy that never retries: ``A2AClient(url, retry=NO_RETRY)``."""

@@ -233,6 +233,12 @@ class CardVerifier:
         Returns what verified, or None when nothing was checked (policy "ignore", or an
         unsigned card under "verify-if-present"). Raises ``A2ADiscoveryError`` when the card
         fails the policy. ``fetch_json(url)`` loads the JWKS when ``jwks_url`` is set.
+
+        Raises:
+            A2ADiscoveryError: the card fails the policy: unsigned under ``require``, or no signature verifies with
+                a trusted key.
+            ValueError: ``jwks_url`` is set and no ``fetch_json`` was given.
+            ImportError: PyJWT is not installed (the ``signing`` extra).
         """
         if self.policy == "ignore":
             return None
@@ -384,6 +390,10 @@ def sign_card(
 
     ``omit_empty=True`` signs the form with empty values dropped, which verifiers that follow
     A2A v0.3 §8.4.1 literally (the a2a-sdk) compute; ``CardVerifier`` accepts both.
+
+    Raises:
+        ImportError: PyJWT is not installed (the ``signing`` extra).
+        ValueError: the card has no canonical form, or the key does not fit ``alg``.
     """
     load_jwt()
     from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa

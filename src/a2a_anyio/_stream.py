@@ -76,6 +76,15 @@ class MessageStream:
 
     Like any iterator, one stream is read by one task at a time; to stop it from another task,
     cancel the reader's scope rather than calling ``aclose()`` while it reads.
+
+    Raises:
+        A2AConnectionError: (while it is read) the stream was cut and could not be resumed; ``A2ATimeoutError``
+            when no event came within the idle limit, or the whole stream outlasted
+            ``total_timeout``.
+        A2ARPCError: an error event of the agent, as its subclass; its ``.events`` holds the events that
+            came before.
+        A2AClientError: a failure to open the stream: an HTTP status, a bad event (``A2AProtocolError``),
+            the card.
     """
 
     def __init__(
@@ -341,7 +350,11 @@ class MessageStream:
             exc.method = exc.method or self.method
 
     async def result(self) -> Task | Message:
-        """Consume the rest of the stream; the final Task, or the agent's Message."""
+        """Consume the rest of the stream; the final Task, or the agent's Message.
+
+        Raises:
+            A2AClientError: as reading the stream does.
+        """
         async for _ in self:
             pass
         if self.message is not None:

@@ -44,6 +44,11 @@ class SyncMessageStream:
     works too; the connection is then released on the final event, at the end of the body, on
     an error or by ``close()``. ``task``, ``message``, ``events``, ``finished`` and ``result()``
     are those of the underlying ``MessageStream``.
+
+    Raises:
+        A2AClientError: while it is read, as ``MessageStream`` raises (a cut stream that cannot be resumed
+            is ``A2AConnectionError``; an error event, its ``A2ARPCError``).
+        RuntimeError: the client was closed meanwhile.
     """
 
     def __init__(self, stream: MessageStream, calls: Calls) -> None:
@@ -97,7 +102,11 @@ class SyncMessageStream:
             raise StopIteration from None
 
     def result(self) -> Task | Message:
-        """Consume the rest of the stream; the final Task, or the agent's Message."""
+        """Consume the rest of the stream; the final Task, or the agent's Message.
+
+        Raises:
+            A2AClientError: as reading the stream does (see ``MessageStream``).
+        """
         return self._calls.run(self._stream.result)
 
     def close(self) -> None:
@@ -231,11 +240,22 @@ class SyncA2AClient:
     # -- discovery ------------------------------------------------------------------------
 
     def get_card(self, *, refresh: bool = False) -> AgentCard:
-        """The agent's public card (cached for ``card_ttl`` seconds, single-flight)."""
+        """The agent's public card (cached for ``card_ttl`` seconds, single-flight).
+
+        Raises:
+            A2ADiscoveryError: no card at the URL, or not a card.
+            A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(functools.partial(self._client.get_card, refresh=refresh))
 
     def discover(self, *, refresh: bool = False) -> AgentCard:
-        """The same as ``get_card()``."""
+        """The same as ``get_card()``.
+
+        Raises:
+            A2ADiscoveryError: as ``get_card``.
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(functools.partial(self._client.discover, refresh=refresh))
 
     @property
@@ -249,7 +269,16 @@ class SyncA2AClient:
         return self.get_card().capabilities
 
     def get_extended_card(self) -> AgentCard:
-        """The authenticated extended card (the credentials given to this client are sent)."""
+        """The authenticated extended card (the credentials given to this client are sent).
+
+        Raises:
+            ExtendedCardNotConfiguredError: the agent has no extended card.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(self._client.get_extended_card)
 
     # -- operations -----------------------------------------------------------------------
@@ -274,6 +303,12 @@ class SyncA2AClient:
         ``on_event`` is called with every event before the result is returned (the message is
         then streamed when the agent can stream). A sync callback runs in a worker thread of
         the portal, one event at a time: it may block and may call this client.
+
+        Raises:
+            A2AClientError: as ``A2AClient.send_message``: the agent's error as its ``A2ARPCError`` subclass, or
+                a failure of the connection, deadline, HTTP status or answer.
+            ValueError: as ``A2AClient.send_message`` (``blocking=False`` to a ``tasks/send`` agent).
+            RuntimeError: the client is closed, or closed while the call ran.
         """
         return self._calls.run(
             functools.partial(
@@ -308,6 +343,10 @@ class SyncA2AClient:
 
         ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
         whole stream.
+
+        Raises:
+            RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
+                ``SyncMessageStream``).
         """
         return self._wrap(
             functools.partial(
@@ -333,7 +372,12 @@ class SyncA2AClient:
         total_timeout: float | None = None,
         resume: bool | None = None,
     ) -> SyncMessageStream:
-        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe)."""
+        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe).
+
+        Raises:
+            RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
+                ``SyncMessageStream``).
+        """
         return self._wrap(
             functools.partial(
                 self._client.subscribe,
@@ -354,7 +398,16 @@ class SyncA2AClient:
         return self._calls.run(made)
 
     def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
-        """The task's current state."""
+        """The task's current state.
+
+        Raises:
+            TaskNotFoundError: the agent has no such task.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(
             functools.partial(self._client.get_task, task_id, history_length=history_length)
         )
@@ -369,7 +422,16 @@ class SyncA2AClient:
         history_length: int | None = None,
         include_artifacts: bool = False,
     ) -> TaskPage:
-        """One page of tasks, most recently updated first (v1.0 agents only)."""
+        """One page of tasks, most recently updated first (v1.0 agents only).
+
+        Raises:
+            UnsupportedOperationError: the agent does not list tasks (no A2A version before 1.0 does).
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(
             functools.partial(
                 self._client.list_tasks,
@@ -383,7 +445,17 @@ class SyncA2AClient:
         )
 
     def cancel_task(self, task_id: str, *, metadata: Mapping[str, Any] | None = None) -> Task:
-        """Ask the agent to cancel the task; returns the task as the agent then reports it."""
+        """Ask the agent to cancel the task; returns the task as the agent then reports it.
+
+        Raises:
+            TaskNotFoundError: the agent has no such task.
+            TaskNotCancelableError: the task is final, or the agent will not cancel it.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(
             functools.partial(self._client.cancel_task, task_id, metadata=metadata)
         )
@@ -400,6 +472,14 @@ class SyncA2AClient:
 
         The interval grows by half each poll from ``poll_interval`` up to ``max_interval``;
         ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+
+        Raises:
+            A2ATimeoutError: the task is not final within ``timeout``.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
         """
         return self._calls.run(
             functools.partial(
@@ -421,7 +501,16 @@ class SyncA2AClient:
         auth_scheme: str | None = None,
         auth_credentials: str | None = None,
     ) -> PushNotificationConfig:
-        """Ask the agent to post the task's updates to ``url``."""
+        """Ask the agent to post the task's updates to ``url``.
+
+        Raises:
+            PushNotificationNotSupportedError: the agent does not push notifications.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(
             functools.partial(
                 self._client.create_push_config,
@@ -435,15 +524,42 @@ class SyncA2AClient:
         )
 
     def get_push_config(self, task_id: str, config_id: str | None = None) -> PushNotificationConfig:
-        """One push config of the task."""
+        """One push config of the task.
+
+        Raises:
+            PushNotificationNotSupportedError: the agent does not push notifications.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(functools.partial(self._client.get_push_config, task_id, config_id))
 
     def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
-        """Every push config of the task."""
+        """Every push config of the task.
+
+        Raises:
+            UnsupportedOperationError: the dialect cannot list configs (``tasks/send``).
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(functools.partial(self._client.list_push_configs, task_id))
 
     def delete_push_config(self, task_id: str, config_id: str) -> None:
-        """Remove one push config of the task."""
+        """Remove one push config of the task.
+
+        Raises:
+            UnsupportedOperationError: the dialect cannot delete configs (``tasks/send``).
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
+        """
         self._calls.run(functools.partial(self._client.delete_push_config, task_id, config_id))
 
     def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
@@ -451,11 +567,24 @@ class SyncA2AClient:
 
         ``idempotent=True`` says the method may safely run twice, so the retry policy may
         repeat it after a server error as it does for reads.
+
+        Raises:
+            A2ARPCError: the method's JSON-RPC error, as its subclass.
+            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
+                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
+                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
+                the agent (``A2ARPCError``).
+            RuntimeError: the client is closed.
         """
         return self._calls.run(
             functools.partial(self._client.call, method, params, idempotent=idempotent)
         )
 
     def ping(self) -> float:
-        """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""
+        """Round-trip time to the agent in milliseconds (any HTTP answer counts).
+
+        Raises:
+            A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            RuntimeError: the client is closed.
+        """
         return self._calls.run(self._client.ping)

@@ -53,7 +53,12 @@ class SyncAgentPool:
         return self._calls.closed
 
     def client(self, url: str) -> SyncA2AClient:
-        """The client for ``url``, made on first use (and again if the last one was closed)."""
+        """The client for ``url``, made on first use (and again if the last one was closed).
+
+        Raises:
+            ValueError: a malformed URL.
+            RuntimeError: the pool is closed.
+        """
         found = self._clients.get(url)
         if found is not None and not found.closed and not self._calls.closed:
             return found
@@ -83,6 +88,10 @@ class SyncAgentPool:
 
         A task still running when the agent answers is waited for (``timeout``); a failed,
         rejected, canceled or interrupted task raises ``TaskFailedError``.
+
+        Raises:
+            TaskFailedError: the task failed, was rejected or canceled, or waits for input.
+            A2AClientError: any other failure, as ``AgentPool.send``.
         """
         return self._calls.run(
             functools.partial(
@@ -111,6 +120,10 @@ class SyncAgentPool:
         Targets are URLs or clients of this pool. At most ``limit`` sends run at a time;
         ``first=k`` returns once k agents answered; ``timeout`` cancels the stragglers. A
         failing agent never stops the others: each outcome is in its result.
+
+        Raises:
+            ValueError: a client of another pool among the targets. Failures of the agents are in the
+                results.
         """
         clients: list[A2AClient | str] = []
         for target in targets:

@@ -287,7 +287,11 @@ class PushReceiver:
         self, task_id: str | None = None, token: str | None = None
     ) -> PushNotificationConfig:
         """A push config pointing at this receiver with a fresh token it accepts (also as
-        ``Authorization: Bearer <token>``), to pass to ``create_push_config`` or a send."""
+        ``Authorization: Bearer <token>``), to pass to ``create_push_config`` or a send.
+
+        Raises:
+            RuntimeError: the receiver has no URL: ``serve()`` it or give ``url=``.
+        """
         url = self.url
         if url is None:
             raise RuntimeError("the receiver has no URL: serve() it or give url=")
@@ -339,7 +343,11 @@ class PushReceiver:
     def register_push_handler(self, event_type: Any, callback: Callable[[Any], Any]) -> None:
         """Call ``callback(event)`` (sync or async) for each notification of ``event_type``:
         ``Task``, ``TaskStatusUpdateEvent``, ``TaskArtifactUpdateEvent``, ``Message`` or
-        ``"*"`` for every one."""
+        ``"*"`` for every one.
+
+        Raises:
+            ValueError: not an A2A event type, nor ``"*"``.
+        """
         if event_type != "*" and event_type not in (
             Task,
             Message,
@@ -350,7 +358,11 @@ class PushReceiver:
         self._type_handlers.append((event_type, callback))
 
     def unregister_push_handler(self, event_type: Any, callback: Callable[[Any], Any]) -> None:
-        """Remove a handler registered with ``register_push_handler`` (ValueError if absent)."""
+        """Remove a handler registered with ``register_push_handler`` (ValueError if absent).
+
+        Raises:
+            ValueError: the handler is not registered.
+        """
         self._type_handlers.remove((event_type, callback))
 
     def add_task_handler(self, task_id: str, callback: Callable[[StreamEvent], Any]) -> None:
@@ -358,7 +370,11 @@ class PushReceiver:
         self._task_handlers.setdefault(task_id, []).append(callback)
 
     def remove_task_handler(self, task_id: str, callback: Callable[[StreamEvent], Any]) -> None:
-        """Remove a per-task handler (ValueError if absent)."""
+        """Remove a per-task handler (ValueError if absent).
+
+        Raises:
+            ValueError: the handler is not registered.
+        """
         handlers = self._task_handlers.get(task_id, [])
         handlers.remove(callback)
         if not handlers:
@@ -392,7 +408,13 @@ class PushReceiver:
     ) -> AsyncIterator[_Subscription]:
         """Create a push config on ``task_id`` pointing here (``client.create_push_config``)
         and iterate its notifications until the task reaches a terminal state. On exit the
-        config is deleted (best effort) unless ``delete=False``."""
+        config is deleted (best effort) unless ``delete=False``.
+
+        Raises:
+            RuntimeError: the receiver has no URL.
+            A2AClientError: ``client.create_push_config`` failed (``PushNotificationNotSupportedError``,
+                ``TaskNotFoundError``...).
+        """
         config = self.new_config(task_id, token)
         assert config.token is not None
         try:
@@ -419,7 +441,12 @@ class PushReceiver:
     @asynccontextmanager
     async def serve(self, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
         """Serve the receiver with hypercorn on ``host:port`` (0: a free port) in the caller's
-        event loop (asyncio or trio); yields its URL."""
+        event loop (asyncio or trio); yields its URL.
+
+        Raises:
+            RuntimeError: hypercorn is not installed (the ``push`` extra).
+            OSError: the address cannot be bound.
+        """
         async with serve_app(self, host, port) as url:
             self._served_url = url
             try:

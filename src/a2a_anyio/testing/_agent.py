@@ -226,7 +226,11 @@ class FakeAgent:
         tags: Iterable[str] = (),
         examples: Iterable[str] = (),
     ) -> None:
-        """Register ``fn`` (an async generator function of a ``SkillContext``) as ``skill_id``."""
+        """Register ``fn`` (an async generator function of a ``SkillContext``) as ``skill_id``.
+
+        Raises:
+            TypeError: ``fn`` is not an async generator function.
+        """
         if not callable(fn):
             raise TypeError("a skill is an async generator function")
         self.skills[skill_id] = SkillInfo(
@@ -247,7 +251,11 @@ class FakeAgent:
         tags: Iterable[str] = (),
         examples: Iterable[str] = (),
     ) -> Callable[[Skill], Skill]:
-        """Decorator: ``@agent.skill("echo")`` registers the async generator function below."""
+        """Decorator: ``@agent.skill("echo")`` registers the async generator function below.
+
+        Raises:
+            TypeError: the decorated function is not an async generator function.
+        """
 
         def register(fn: Skill) -> Skill:
             self.add_skill(
@@ -290,7 +298,11 @@ class FakeAgent:
         http_status: int | None = None,
         retry_after: float | str | None = None,
     ) -> Fault:
-        """Add a fault (see ``Fault``) and return it."""
+        """Add a fault (see ``Fault``) and return it.
+
+        Raises:
+            ValueError: an unknown operation.
+        """
         f = Fault(
             op, times, delay, event_delay, cut_after, cut, error, message, http_status, retry_after
         )
@@ -402,7 +414,12 @@ class FakeAgent:
     @asynccontextmanager
     async def serve(self, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[FakeAgent]:
         """Serve the agent with hypercorn on ``host:port`` (0: a free port), in the caller's
-        event loop (asyncio or trio); ``agent.url`` is then its base URL."""
+        event loop (asyncio or trio); ``agent.url`` is then its base URL.
+
+        Raises:
+            RuntimeError: the agent is already served, or hypercorn is not installed (the ``testing`` extra).
+            OSError: the address cannot be bound.
+        """
         if self._served_url is not None:
             raise RuntimeError(f"{self!r} is already served")
         need_hypercorn()  # before any task group: a missing extra is one plain RuntimeError
@@ -444,7 +461,11 @@ class FakeAgent:
         return {tid: _copy(rec.task) for tid, rec in self._records.items()}
 
     def get_task(self, task_id: str) -> Task:
-        """A snapshot of one task (``AgentError`` -32001 if unknown)."""
+        """A snapshot of one task (``AgentError`` -32001 if unknown).
+
+        Raises:
+            AgentError: -32001 (task not found).
+        """
         return _copy(self._record(task_id).task)
 
     def streams(self, task_id: str) -> int:
@@ -544,7 +565,12 @@ class FakeAgent:
         self, req: SendRequest, headers: dict[str, str]
     ) -> MemoryObjectReceiveStream[StreamEvent]:
         """Start (or continue) a task; its events, the first being the task snapshot (or
-        the agent's Message), arrive on the returned stream, which ends after a final one."""
+        the agent's Message), arrive on the returned stream, which ends after a final one.
+
+        Raises:
+            AgentError: the protocol's error for the request: the agent is not running, an unknown skill, a
+                task that is gone, final or in another context.
+        """
         if self._tg is None:
             raise AgentError(codes.INTERNAL_ERROR, "the agent is not running")
         if req.push_config is not None:
@@ -689,11 +715,19 @@ class FakeAgent:
                 item = exc
 
     def get(self, task_id: str) -> Task:
-        """The task (a snapshot)."""
+        """The task (a snapshot).
+
+        Raises:
+            AgentError: -32001 (task not found).
+        """
         return _copy(self._record(task_id).task)
 
     def cancel(self, task_id: str) -> Task:
-        """Cancel the task and its running skill."""
+        """Cancel the task and its running skill.
+
+        Raises:
+            AgentError: -32001 (task not found) or -32002 (not cancelable).
+        """
         rec = self._record(task_id)
         if rec.task.status.state.is_terminal or not self.cancelable:
             raise AgentError(codes.TASK_NOT_CANCELABLE, "Task cannot be canceled", taskId=task_id)
@@ -704,7 +738,11 @@ class FakeAgent:
         return _copy(rec.task)
 
     def subscribe(self, task_id: str) -> MemoryObjectReceiveStream[StreamEvent]:
-        """The task's snapshot, then its events until a final one."""
+        """The task's snapshot, then its events until a final one.
+
+        Raises:
+            AgentError: -32001 (task not found), or -32004 when streaming is off or the task is final.
+        """
         rec = self._record(task_id)
         state = rec.task.status.state
         if not self.streaming:
@@ -731,7 +769,11 @@ class FakeAgent:
         page_token: str | None = None,
         updated_after: str | None = None,
     ) -> tuple[list[Task], str, int, int]:
-        """A page of tasks, most recently updated first: (tasks, next token, size, total)."""
+        """A page of tasks, most recently updated first: (tasks, next token, size, total).
+
+        Raises:
+            AgentError: -32602 for a page size outside 1 to 100 or a bad page token.
+        """
         size = 50 if page_size is None else page_size
         if not 1 <= size <= 100:
             raise AgentError(codes.INVALID_PARAMS, "pageSize must be between 1 and 100")
@@ -760,7 +802,11 @@ class FakeAgent:
         rec.push_configs[config.id or ""] = config
 
     def push_create(self, config: PushNotificationConfig) -> PushNotificationConfig:
-        """Store a push config (an id is assigned when it has none)."""
+        """Store a push config (an id is assigned when it has none).
+
+        Raises:
+            AgentError: -32003 (push notifications off), -32602 (no task named) or -32001 (task not found).
+        """
         if not self.push_notifications:
             raise AgentError(codes.PUSH_NOT_SUPPORTED, "Push Notification is not supported")
         if not config.task_id:
@@ -771,7 +817,11 @@ class FakeAgent:
         return config
 
     def push_get(self, task_id: str, config_id: str | None) -> PushNotificationConfig:
-        """One push config (the first when ``config_id`` is None)."""
+        """One push config (the first when ``config_id`` is None).
+
+        Raises:
+            AgentError: -32003 (push notifications off) or -32001 (no such task or config).
+        """
         self._check_push()
         configs = self._record(task_id).push_configs
         if config_id is None:
@@ -782,12 +832,20 @@ class FakeAgent:
         raise AgentError(codes.TASK_NOT_FOUND, "Push notification config not found", taskId=task_id)
 
     def push_list(self, task_id: str) -> list[PushNotificationConfig]:
-        """Every push config of the task."""
+        """Every push config of the task.
+
+        Raises:
+            AgentError: -32003 (push notifications off) or -32001 (task not found).
+        """
         self._check_push()
         return list(self._record(task_id).push_configs.values())
 
     def push_delete(self, task_id: str, config_id: str) -> None:
-        """Remove a push config."""
+        """Remove a push config.
+
+        Raises:
+            AgentError: -32003 (push notifications off) or -32001 (no such task or config).
+        """
         self._check_push()
         configs = self._record(task_id).push_configs
         if configs.pop(config_id, None) is None:

@@ -192,6 +192,10 @@ async def serve_app(
     The server runs in the caller's event loop (asyncio or trio) as a task of a task group
     this context manager owns; leaving it stops the server gracefully (open connections get
     ``graceful_timeout`` seconds) and then cancels what is left.
+
+    Raises:
+        RuntimeError: hypercorn is not installed (the ``testing`` or ``push`` extra).
+        OSError: the address cannot be bound.
     """
     need_hypercorn()
     from hypercorn.app_wrappers import ASGIWrapper
@@ -358,11 +362,20 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
         await self.aclose()
 
     async def aclose(self) -> None:
+        """Leave what entering the transport entered (the agent it started, if any)."""
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Run the app for ``request`` in the task group; the response's body streams as the app
+        sends it.
+
+        Raises:
+            RuntimeError: the app is not running (enter the agent, or the httpx client).
+            httpx.RemoteProtocolError: the app ended without a response.
+            Exception: what the app raised before it started the response.
+        """
         tg = self._task_group()
         if tg is None:
             raise RuntimeError(

@@ -47,7 +47,9 @@ class ArtifactChunk:
 
 
 Emit = Status | ArtifactChunk | Message
+"""What a skill yields: ``status(...)``, ``artifact(...)`` or ``reply(...)``."""
 Skill = Callable[["SkillContext"], AsyncIterator[Emit]]
+"""A skill: an async generator function of a ``SkillContext`` that yields ``Emit`` items."""
 
 
 def _parts(
@@ -92,7 +94,11 @@ def status(
     metadata: Mapping[str, Any] | None = None,
 ) -> Status:
     """A status update: ``state`` ("working", "input-required", "completed", a ``TaskState``...)
-    with an optional agent message made of ``text`` and/or ``data``."""
+    with an optional agent message made of ``text`` and/or ``data``.
+
+    Raises:
+        ValueError: an unknown task state.
+    """
     parsed = state if isinstance(state, TaskState) else v.state(state)
     if parsed is TaskState.UNKNOWN and state not in ("unknown", TaskState.UNKNOWN):
         raise ValueError(f"unknown task state {state!r}")
@@ -120,6 +126,9 @@ def artifact(
 
     Without ``artifact_id`` a chunk with ``append=True`` continues the skill's previous
     artifact; any other artifact gets a fresh id.
+
+    Raises:
+        ValueError: no text, data, file, url or parts.
     """
     content = _parts(text, data, file, url, media_type, filename, parts)
     if not content:
@@ -142,7 +151,11 @@ def reply(
     metadata: Mapping[str, Any] | None = None,
 ) -> Message:
     """The agent's message. Yielded first, it is the whole answer (no task is made); later, it
-    completes the task with this message as its status message."""
+    completes the task with this message as its status message.
+
+    Raises:
+        ValueError: no text, data or parts.
+    """
     message = agent_message(text, data=data, parts=parts, metadata=metadata)
     if not message.parts:
         raise ValueError("a reply needs text=, data= or parts=")

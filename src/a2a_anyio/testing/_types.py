@@ -21,6 +21,7 @@ OPERATIONS = (
     "push_delete",
     "extended_card",
 )
+"""The operations a ``Fault`` may name (``op``), one per kind of request an agent serves."""
 
 
 @dataclass(eq=False)
