@@ -49,6 +49,7 @@ from a2a_anyio._errors import (
     MethodNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
+    located,
 )
 from a2a_anyio._http import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -287,11 +288,7 @@ class A2AClient:
             if self._card is None:
                 raise ValueError("this client was made with endpoint= and no url: it has no card")
             return self._card
-        try:
-            card = await self._fetcher.fetch(force=refresh)
-        except A2AClientError as exc:
-            exc.agent = exc.agent or self.url
-            raise
+        card = await self._fetcher.fetch(force=refresh)
         self._card = card
         return card
 
@@ -339,8 +336,15 @@ class A2AClient:
             ]
         card = self._card if self._card is not None else await self.get_card()
         base = self._fetcher.card_url or self.url or ""
+        try:
+            usable = candidates(card, self.protocol, self.bindings)
+        except A2AClientError as exc:  # the card's reader knows no agent
+            error = located(exc, {"agent": self.url, "operation": "card"})
+            if error is exc:
+                raise
+            raise error from exc
         out = []
-        for iface in candidates(card, self.protocol, self.bindings):
+        for iface in usable:
             url = check_url(urljoin(base, iface.url), "the card's interface url")
             version = iface.protocol_version or "0.3"
             tenant = self.tenant or iface.tenant
@@ -380,7 +384,7 @@ class A2AClient:
         use, send it, decode the answer; after a "wrong dialect" answer, again with the next
         candidate."""
         self._check_open()
-        with deadline(self.timeout, agent=self.url or self.endpoint, method=op.value) as call:
+        with deadline(self.timeout, agent=self.url or self.endpoint, operation=op.value) as call:
             while True:
                 codec = self._codec or await self._resolve()
                 try:
@@ -393,8 +397,12 @@ class A2AClient:
         self, codec: WireCodec, request: WireRequest[Any], call: CallInProgress
     ) -> Any:
         """Send ``request`` under the retry policy and decode its answer; its alternative
-        form once, when the codec says the first was rejected for its form."""
-        call.agent, call.method = request.url, request.name
+        form once, when the codec says the first was rejected for its form.
+
+        Errors are built where they happen with the request's context; a 401/403 is raised
+        again as a new error that also says what the card asks for.
+        """
+        call.context = request.context
 
         async def attempt() -> Any:
             resp = await self._http.request(
@@ -403,6 +411,7 @@ class A2AClient:
                 content=request.body,
                 headers=request.headers,
                 credentials=self._credentials,
+                context=call.context,
             )
             return codec.decode(request, resp.status, resp.headers, resp.content)
 
@@ -417,22 +426,23 @@ class A2AClient:
                 if alternative is None:
                     raise
                 request = alternative
+                call.context = request.context
                 return await retry.run(
                     attempt, operation=request.name, idempotent=request.idempotent, until=call.until
                 )
-        except A2AClientError as exc:
-            self._annotate(exc, request.url, request.name)
-            raise
+        except A2AAuthError as exc:
+            schemes = self._card_schemes(exc)
+            if not schemes:
+                raise
+            asks = f"{exc.message} (the agent asks for: {'; or '.join(schemes)})"
+            raise exc.with_context(message=asks, schemes=schemes) from exc
 
-    def _annotate(self, exc: A2AClientError, url: str, method: str) -> None:
-        """Say where an error happened; for 401/403, what the card asks for."""
-        exc.agent = exc.agent or url
-        exc.method = exc.method or method
+    def _card_schemes(self, exc: A2AAuthError) -> list[str]:
+        """What the card asks for, for an auth error that does not say it yet."""
         card = self._card
-        if isinstance(exc, A2AAuthError) and card is not None and not exc.schemes:
-            exc.schemes = describe_security(card)
-            if exc.schemes:
-                exc.message = f"{exc.message} (the agent asks for: {'; or '.join(exc.schemes)})"
+        if card is None or exc.schemes:
+            return []
+        return describe_security(card)
 
     async def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its raw result.
@@ -441,7 +451,8 @@ class A2AClient:
         repeat it after a server error as it does for reads.
         """
         self._check_open()
-        with deadline(self.timeout, agent=self.url or self.endpoint, method=method) as call:
+        agent = self.url or self.endpoint
+        with deadline(self.timeout, agent=agent, operation=Op.CALL.value, method=method) as call:
             codec = await self._resolve()
             if codec.binding != "jsonrpc":  # any JSON-RPC interface the agent has will do
                 jsonrpc = next((c for c in self._candidates if c.binding == "jsonrpc"), None)
@@ -449,7 +460,7 @@ class A2AClient:
                     raise UnsupportedOperationError(
                         f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
                         f" to this client (bindings={list(self.bindings)})",
-                        method=method,
+                        **call.context,
                     )
                 codec = jsonrpc
             request = codec.encode(Op.CALL, Call(method, params, idempotent))
@@ -460,9 +471,12 @@ class A2AClient:
         self._check_open()
         url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
         assert url is not None
+        agent = self.url or self.endpoint
         start = time.perf_counter()
-        with deadline(self.timeout, agent=url, method="ping"):
-            await self._http.request("GET", url, credentials=self._credentials)
+        with deadline(self.timeout, agent=agent, operation="ping") as call:
+            await self._http.request(
+                "GET", url, credentials=self._credentials, context=call.context
+            )
         return (time.perf_counter() - start) * 1000.0
 
     # -- operations -----------------------------------------------------------------------
@@ -537,7 +551,7 @@ class A2AClient:
             f"task {task_id} did not finish within {timeout}s",
             timeout="deadline",
             agent=self.url or self.endpoint,
-            method="wait",
+            operation="wait",
         )
 
     def _prepare(
@@ -623,6 +637,7 @@ class A2AClient:
                 headers=request.headers,
                 credentials=self._credentials,
                 on_405=None if alternative is None else alternative.resend,
+                context=request.context,
             )
             return StreamWire(conn, codec, request)
 

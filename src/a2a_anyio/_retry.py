@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2ATimeoutError
+from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2ATimeoutError, context_of
 
 T = TypeVar("T")
 
@@ -107,7 +107,8 @@ class RetryPolicy:
         idempotent: bool,
         until: float = math.inf,
     ) -> T:
-        """Await ``call()`` until it succeeds or the policy gives up (then its last error).
+        """Await ``call()`` until it succeeds or the policy gives up (then its last error, or
+        after more than one try a new one saying how many, caused by it).
 
         ``until`` is the call's deadline (``anyio.current_time()`` clock): a wait that would
         end past it ends the call at once with ``A2ATimeoutError`` instead.
@@ -119,14 +120,14 @@ class RetryPolicy:
                 return await call()
             except A2AClientError as exc:
                 if attempt >= self.attempts or not self.should_retry(exc, idempotent=idempotent):
-                    _gave_up(exc, attempt)
-                    raise
+                    if attempt == 1:
+                        raise  # one try: its error says it all
+                    raise _gave_up(exc, attempt, f"{attempt} attempts") from exc
                 wait = self.delay(attempt, exc) if _delays else 0.0
                 if self.deadline is not None and (
                     anyio.current_time() - start + wait > self.deadline
                 ):
-                    _gave_up(exc, attempt, f"the {self.deadline}s retry deadline")
-                    raise
+                    raise _gave_up(exc, attempt, f"the {self.deadline}s retry deadline") from exc
                 if anyio.current_time() + wait > until:
                     raise _past_deadline(exc, attempt, wait) from exc
                 if self.on_retry is not None:
@@ -137,12 +138,10 @@ class RetryPolicy:
                 attempt += 1
 
 
-def _gave_up(error: A2AClientError, attempts: int, why: str | None = None) -> None:
-    """Make ``error`` say how many tries it took, when there was more than one."""
-    error.attempts = attempts
-    if attempts > 1 or why:
-        reason = why or f"{attempts} attempts"
-        error.message = f"{error.message} (gave up after {reason})"
+def _gave_up(error: A2AClientError, attempts: int, why: str) -> A2AClientError:
+    """``error`` as the policy's last word: a new error of its class saying why the policy
+    stopped and how many tries it made."""
+    return error.with_context(message=f"{error.message} (gave up after {why})", attempts=attempts)
 
 
 def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATimeoutError:
@@ -150,14 +149,13 @@ def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATime
     asked = "a retry in"
     if getattr(error, "retry_after", None) is not None:
         asked = "the server asked to retry after"
-    timeout = A2ATimeoutError(
+    return A2ATimeoutError(
         f"{error.message}; {asked} {wait:g}s, past the call's deadline",
         timeout="deadline",
-        agent=error.agent,
-        method=error.method,
+        attempts=attempts,
+        events=error.events,
+        **context_of(error),
     )
-    timeout.attempts = attempts
-    return timeout
 
 
 NO_RETRY = RetryPolicy(attempts=1)

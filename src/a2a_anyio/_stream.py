@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 
@@ -19,7 +19,12 @@ from a2a_anyio._dialects.follower import (
     ActionKind,
     StreamFollower,
 )
-from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2AProtocolError,
+    A2ATimeoutError,
+    ErrorContext,
+)
 from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
@@ -74,6 +79,9 @@ class MessageStream:
     What to do after each event, cut or end is decided by a pure ``StreamFollower``; this
     class is its anyio shell: connections, time limits, backoff.
 
+    Its errors carry ``events``, the events delivered before the failure, and say where it
+    happened: the request that failed, or ``agent`` and the operation named by ``method``.
+
     Like any iterator, one stream is read by one task at a time; to stop it from another task,
     cancel the reader's scope rather than calling ``aclose()`` while it reads.
     """
@@ -117,6 +125,8 @@ class MessageStream:
         self._pending: StreamEvent | None = None
         self._idle_scope: anyio.CancelScope | None = None
         self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
+        # Where the stream's own errors happen: the latest request, once one is made.
+        self._context: ErrorContext = {"agent": agent, "operation": method}
 
     @property
     def task(self) -> Task | None:
@@ -177,8 +187,8 @@ class MessageStream:
                 until=self._deadline,
             )
         except BaseException as exc:
-            await self._fail(exc)
-            raise
+            await self.aclose()
+            self._raise(exc)
 
     async def _connect(self, opener: Opener) -> None:
         """Open one connection; a plain (non-streaming) answer is decoded here."""
@@ -186,6 +196,7 @@ class MessageStream:
         conn = wire.conn
         self._events_in = wire.events
         self._follower.ends = wire.events.ends
+        self._context = self._follower.context = wire.events.context
         conn.on_activity = self._touch
         conn.idle_timeout = self.idle_timeout
         try:
@@ -237,8 +248,8 @@ class MessageStream:
                     raise action.error
                 # DROP (a replay after a re-attach), or a re-attached stream to read
         except BaseException as exc:
-            await self._fail(exc)
-            raise
+            await self.aclose()
+            self._raise(exc)
         await self.aclose()
         raise StopAsyncIteration
 
@@ -321,7 +332,12 @@ class MessageStream:
         """The time limit that ended a wait: the total deadline if it passed, else ``which``."""
         expired = "deadline" if anyio.current_time() >= self._deadline else which
         secs = self.total_timeout if expired == "deadline" else self.idle_timeout
-        return A2ATimeoutError(f"stream {expired} timeout: nothing within {secs}s", timeout=expired)
+        return A2ATimeoutError(
+            f"stream {expired} timeout: nothing within {secs}s",
+            timeout=expired,
+            events=self.events,
+            **self._context,
+        )
 
     def _wait_deadline(self) -> float:
         if self.idle_timeout is None:
@@ -333,12 +349,21 @@ class MessageStream:
         if self._idle_scope is not None and self.idle_timeout is not None:
             self._idle_scope.deadline = self._wait_deadline()
 
-    async def _fail(self, exc: BaseException) -> None:
-        await self.aclose()
+    def _raise(self, exc: BaseException) -> NoReturn:
+        """Raise what ended the stream: ``exc``, or when it leaves out where it happened or
+        the events delivered before it, a new error that says them, caused by it."""
         if isinstance(exc, A2AClientError):
-            exc.events = self.events
-            exc.agent = exc.agent or self.agent
-            exc.method = exc.method or self.method
+            changes: dict[str, Any] = {
+                name: value
+                for name, value in self._context.items()
+                if value is not None and getattr(exc, name) is None
+            }
+            events = self.events
+            if events and not exc.events:
+                changes["events"] = events
+            if changes:
+                raise exc.with_context(**changes) from exc
+        raise exc
 
     async def result(self) -> Task | Message:
         """Consume the rest of the stream; the final Task, or the agent's Message."""
@@ -347,7 +372,9 @@ class MessageStream:
         if self.message is not None:
             return self.message
         if self.task is None:
-            raise A2AProtocolError("the stream carried no task and no message")
+            raise A2AProtocolError(
+                "the stream carried no task and no message", events=self.events, **self._context
+            )
         return self.task
 
     async def aclose(self) -> None:

@@ -153,6 +153,16 @@ class ScriptedBody(httpx.AsyncByteStream):
             await self._gen.aclose()
 
 
+def causes(error: BaseException) -> list[BaseException]:
+    """``error`` and its ``__cause__`` chain, outermost first."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__
+    return chain
+
+
 async def drain(stream: MessageStream, into: list[Any] | None = None) -> None:
     """Read ``stream`` to its end inside ``async with``, keeping the events in ``into``."""
     async with stream:

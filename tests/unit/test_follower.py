@@ -538,7 +538,14 @@ def test_the_cut_keeps_its_cause() -> None:
     assert follower.read_failed(cut) == Action(ActionKind.RESUBSCRIBE, 1, cut)
     assert follower.reattach_failed(refusal()) == Action(ActionKind.POLL, 1)
     fail = follower.poll_failed(TaskNotFoundError("t-1"))
-    assert fail.error is cut
+    # A new error says why the cut was not repaired; the cut itself is left as it was.
+    assert fail.error is not None and fail.error.__cause__ is cut
+    assert type(fail.error) is A2AConnectionError
+    assert (
+        fail.error.message
+        == "connection reset (and the task could not be followed up: task not found: t-1)"
+    )
+    assert cut.message == "connection reset"
     assert isinstance(cut.__cause__, OSError)
 
 

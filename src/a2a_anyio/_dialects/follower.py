@@ -19,6 +19,7 @@ from a2a_anyio._errors import (
     A2AHTTPError,
     A2ARPCError,
     A2ATimeoutError,
+    ErrorContext,
 )
 from a2a_anyio._model import Message, StreamEvent, Task
 
@@ -75,10 +76,8 @@ def _is_cut(error: A2AClientError) -> bool:
     return isinstance(error, A2AConnectionError) and not isinstance(error, A2ATimeoutError)
 
 
-def _unrecovered(cut: A2AClientError, why: str) -> A2AClientError:
-    """The cut that broke a stream, saying why it could not be repaired."""
-    cut.message = f"{cut.message} (and the task could not be followed up: {why})"
-    return cut
+def _unrecovered(why: str) -> str:
+    return f"and the task could not be followed up: {why}"
 
 
 class StreamFollower:
@@ -99,7 +98,10 @@ class StreamFollower:
     to the shell's clock). Without a way back (``resume=False``, no task yet, attempts spent)
     the cut fails the stream.
 
-    ``events`` keeps the latest ``keep_events`` delivered events (None: all, 0: none).
+    ``events`` keeps the latest ``keep_events`` delivered events (None: all, 0: none). The
+    error of a FAIL carries them; when the failure adds to an error read off the wire (the
+    events, why it was not repaired), it is a new error caused by that one. ``context`` says
+    where the follower's own errors happened (the shell sets it for each connection).
     """
 
     __slots__ = (
@@ -115,6 +117,7 @@ class StreamFollower:
         "_resume",
         "_resume_attempts",
         "_resumes",
+        "context",
         "ends",
     )
 
@@ -136,6 +139,8 @@ class StreamFollower:
             raise ValueError(f"max_polls must be None or >= 1, not {max_polls}")
         #: The end-of-stream rule of the stream's dialect.
         self.ends = ends
+        #: Where the stream's own errors happened (the call it reads).
+        self.context: ErrorContext = {}
         self._resume = resume
         self._poll = poll
         self._resume_attempts = resume_attempts
@@ -212,7 +217,9 @@ class StreamFollower:
             self._final_seen = True
             self._phase = _Phase.DONE
             return END
-        cut = A2AConnectionError("the stream ended before the task reached a final state")
+        cut = A2AConnectionError(
+            "the stream ended before the task reached a final state", **self.context
+        )
         return self._resubscribe(cut) if self._can_resume() else self._fail(cut)
 
     def read_failed(self, error: A2AClientError) -> Action:
@@ -257,7 +264,7 @@ class StreamFollower:
         if self._phase is not _Phase.POLLING:
             raise self._misuse("poll_failed")
         assert self._cause is not None
-        return self._fail(_unrecovered(self._cause, error.message))
+        return self._fail(self._cause, _unrecovered(error.message))
 
     # -- inside -------------------------------------------------------------------------------
 
@@ -290,8 +297,7 @@ class StreamFollower:
     def _resubscribe(self, cut: A2AClientError) -> Action:
         self._cause = cut
         if self._resumes >= self._resume_attempts:
-            cut.message = f"{cut.message} (re-attaching failed {self._resumes} times)"
-            return self._fail(cut)
+            return self._fail(cut, f"re-attaching failed {self._resumes} times")
         self._resumes += 1
         self._phase = _Phase.RESUBSCRIBING
         return Action(ActionKind.RESUBSCRIBE, self._resumes, cut)
@@ -300,7 +306,7 @@ class StreamFollower:
         """The agent refused to re-attach: ask it for the task instead, if allowed."""
         assert self._cause is not None
         if not self._poll:
-            return self._fail(_unrecovered(self._cause, refusal.message))
+            return self._fail(self._cause, _unrecovered(refusal.message))
         self._phase = _Phase.POLLING
         return self._next_poll()
 
@@ -309,13 +315,21 @@ class StreamFollower:
             assert self._cause is not None and self._reducer.task is not None
             state = self._reducer.task.status.state.value
             why = f"it was still {state} after {self._polls} polls"
-            return self._fail(_unrecovered(self._cause, why))
+            return self._fail(self._cause, _unrecovered(why))
         self._polls += 1
         return Action(ActionKind.POLL, self._polls)
 
-    def _fail(self, error: A2AClientError) -> Action:
+    def _fail(self, error: A2AClientError, why: str | None = None) -> Action:
+        """FAIL with ``error``, or with a new error of its class that also says ``why`` and
+        carries the events delivered before it."""
         self._phase = _Phase.DONE
-        return Action(ActionKind.FAIL, error=error)
+        changes: dict[str, object] = {}
+        if why is not None:
+            changes["message"] = f"{error.message} ({why})"
+        events = self.events
+        if events != error.events:
+            changes["events"] = events
+        return Action(ActionKind.FAIL, error=error.with_context(**changes) if changes else error)
 
     def _misuse(self, name: str) -> RuntimeError:
         return RuntimeError(f"{name}() makes no sense while the stream is {self._phase.value}")

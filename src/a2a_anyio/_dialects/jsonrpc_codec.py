@@ -17,7 +17,7 @@ from a2a_anyio._dialects.ops import Call, Op, OpArgs
 from a2a_anyio._dialects.rest import decode_rest_http
 from a2a_anyio._dialects.v03 import V02Dialect, V03Dialect
 from a2a_anyio._dialects.v1 import V1Dialect
-from a2a_anyio._dialects.wire import EventDecoder, R, WireCodec, WireRequest, annotate, header
+from a2a_anyio._dialects.wire import EventDecoder, R, WireCodec, WireRequest, header, raise_in
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._model import StreamEvent
 
@@ -30,15 +30,21 @@ class JsonRpcEvents(EventDecoder):
             raise ValueError(f"{request.name} is no JSON-RPC request")
         super().__init__(dialect, request)
         self._id = request.request_id
+        self._task_id = request.task_id
 
     def decode(self, data: str) -> StreamEvent:
+        context = self.context
+        value = unwrap(
+            loads_event(data, context),
+            self._id,
+            version=self._version,
+            task_id=self._task_id,
+            context=context,
+        )
         try:
-            return self.dialect.decode_event(
-                unwrap(loads_event(data), self._id, version=self._version)
-            )
+            return self.dialect.decode_event(value)
         except A2AClientError as exc:
-            annotate(exc, self.request)
-            raise
+            raise_in(context, exc)
 
 
 class JsonRpcCodec(WireCodec):
@@ -69,23 +75,23 @@ class JsonRpcCodec(WireCodec):
     ) -> R:
         """JSON-RPC errors are honoured whatever the HTTP status; a body that is no JSON-RPC
         response, or one for another id, raises A2AProtocolError. See ``WireCodec.decode``."""
-        try:
-            wait = header(headers, "retry-after") if status >= 300 else None
-            if request.request_id is None:  # a plain GET (the v0.2 extended card)
-                value = decode_rest_http(status, body, retry_after(wait))
-            else:
-                value = decode_http(
-                    status,
-                    body,
-                    request.request_id,
-                    version=self.version,
-                    task_id=request.task_id,
-                    retry_after=wait,
-                )
-            return self._result(request, value)
-        except A2AClientError as exc:
-            annotate(exc, request)
-            raise
+        wait = header(headers, "retry-after") if status >= 300 else None
+        context = request.context
+        if request.request_id is None:  # a plain GET (the v0.2 extended card)
+            value = decode_rest_http(
+                status, body, retry_after(wait), version=self.version, context=context
+            )
+        else:
+            value = decode_http(
+                status,
+                body,
+                request.request_id,
+                version=self.version,
+                task_id=request.task_id,
+                retry_after=wait,
+                context=context,
+            )
+        return self._result(request, value)
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         return JsonRpcEvents(self.dialect, request)
@@ -137,7 +143,9 @@ class V02JsonRpcCodec(JsonRpcCodec):
             return super()._encode(op, args)
         url = urljoin(self.url, _V02_CARD_PATH)
         name = f"GET {_V02_CARD_PATH}"
-        return WireRequest(op, "GET", url, self._card_headers, None, True, None, name)
+        return WireRequest(
+            op, "GET", url, self._card_headers, None, True, None, name, interface=self.url
+        )
 
 
 class LegacyJsonRpcCodec(JsonRpcCodec):

@@ -8,12 +8,12 @@ parts, nested file and data parts, ``TASK_STATE_*``), built by ``V03RestDialect`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects._jsonrpc import not_json
 from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.base import Dialect, SendConfig
 from a2a_anyio._dialects.v03 import V03Dialect
@@ -24,10 +24,9 @@ from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
     A2AHTTPError,
-    A2AProtocolError,
     A2ARPCError,
-    A2AServerError,
     ContentTypeNotSupportedError,
+    ErrorContext,
     InvalidAgentResponseError,
     InvalidParamsError,
     TaskNotCancelableError,
@@ -120,9 +119,21 @@ class RestMapping:
         raise ValueError(f"{op} has no HTTP+JSON form")
 
 
-def rest_error(status: int, content: bytes, retry_after: float | None = None) -> A2AClientError:
+def rest_error(
+    status: int,
+    content: bytes,
+    retry_after: float | None = None,
+    *,
+    version: str = "1.0",
+    task_id: str | None = None,
+    context: ErrorContext | None = None,
+) -> A2AClientError:
     """The typed error for a failed REST call: ``ErrorInfo.reason`` first (v1.0), then an
-    error class name (some v0.3 peers), then the HTTP status."""
+    error class name (some v0.3 peers), a JSON-RPC code, then the HTTP status: before v1.0
+    a status with a message names an A2A error (v1.0 dispatches on the reason only, so a
+    proxy's JSON 502 stays an HTTP error, as it is over JSON-RPC). ``task_id`` is the task
+    the call was about; ``context`` says which call it was."""
+    where = context or {}
     text = content[:2000].decode("utf-8", "replace")
     try:
         value = json.loads(content) if content else None
@@ -143,28 +154,40 @@ def rest_error(status: int, content: bytes, retry_after: float | None = None) ->
     if cls is None and isinstance(kind, str):
         cls = next((c for c in _BY_REASON.values() if c.__name__ == kind), None)
     if cls is not None:
-        msg = message or text or reason or "error"
-        if cls is TaskNotFoundError:
-            return TaskNotFoundError(None, msg, data=details, reason=reason)
-        if cls is A2AServerError:
-            return A2AServerError(msg, data=details, reason=reason)
-        return cls(msg, data=details, reason=reason)
+        return _typed(cls, message or text or reason or "error", task_id, details, reason, where)
     code = body.get("code")
     if isinstance(code, int) and not isinstance(code, bool) and -32799 <= code <= -32000:
-        return rpc_error(code, message, body.get("data"), version="0.3")  # a JSON-RPC error
+        # A JSON-RPC error object: its code read as the dialect's version reads it.
+        data = body.get("data")
+        return rpc_error(code, message, data, version=version, task_id=task_id, context=where)
     if status in (401, 403):
-        return A2AAuthError(status, text)
-    if message is not None and status in _V03_STATUSES:
+        return A2AAuthError(status, text, **where)
+    if version != "1.0" and message is not None and status in _V03_STATUSES:
         # v0.3 REST servers answer {"message": ...} with a status that names the error;
         # a bare 404 without a JSON message stays an HTTP error (often: a wrong path).
-        return _V03_STATUSES[status](message)
-    return A2AHTTPError(status, text, retry_after=retry_after)
+        return _typed(_V03_STATUSES[status], message, task_id, None, None, where)
+    return A2AHTTPError(status, text, retry_after=retry_after, **where)
+
+
+def _typed(
+    cls: type[A2ARPCError],
+    message: str,
+    task_id: str | None,
+    details: Any,
+    reason: str | None,
+    where: ErrorContext,
+) -> A2ARPCError:
+    if cls is TaskNotFoundError:
+        return TaskNotFoundError(task_id, message, data=details, reason=reason, **where)
+    if cls is TaskNotCancelableError:
+        return TaskNotCancelableError(None, message, data=details, reason=reason, **where)
+    return cls(message, data=details, reason=reason, **where)
 
 
 # The a2a-sdk 0.3 REST statuses (a2a-protocol §5.5), for errors that carry no reason.
-_V03_STATUSES: dict[int, Callable[[str], A2AClientError]] = {
-    404: lambda m: TaskNotFoundError(None, m),
-    409: lambda m: TaskNotCancelableError(None, m),
+_V03_STATUSES: dict[int, type[A2ARPCError]] = {
+    404: TaskNotFoundError,
+    409: TaskNotCancelableError,
     415: ContentTypeNotSupportedError,
     422: InvalidParamsError,
     501: UnsupportedOperationError,
@@ -172,22 +195,40 @@ _V03_STATUSES: dict[int, Callable[[str], A2AClientError]] = {
 }
 
 
-def decode_rest_http(status: int, content: bytes, retry_after: float | None = None) -> Any:
-    """The JSON body of a successful REST call, or the typed error of a failed one."""
+def decode_rest_http(
+    status: int,
+    content: bytes,
+    retry_after: float | None = None,
+    *,
+    version: str = "1.0",
+    task_id: str | None = None,
+    context: ErrorContext | None = None,
+) -> Any:
+    """The JSON body of a successful REST call, or the typed error of a failed one (see
+    ``rest_error``)."""
     if not 200 <= status < 300:
-        raise rest_error(status, content, retry_after)
+        raise rest_error(
+            status, content, retry_after, version=version, task_id=task_id, context=context
+        )
     if not content.strip():
         return None
     try:
         return json.loads(content)
     except (ValueError, RecursionError) as exc:
-        raise A2AProtocolError(f"response is not JSON: {content[:120]!r}") from exc
+        raise not_json(content, context) from exc
 
 
-def unwrap_rest_event(value: Any) -> Any:
+def unwrap_rest_event(
+    value: Any,
+    *,
+    version: str = "1.0",
+    task_id: str | None = None,
+    context: ErrorContext | None = None,
+) -> Any:
     """A streamed REST event: the StreamResponse itself, or the error it carries."""
     if isinstance(value, dict) and isinstance(value.get("error"), dict):
-        raise rest_error(500, json.dumps(value).encode())
+        body = json.dumps(value).encode()
+        raise rest_error(500, body, version=version, task_id=task_id, context=context)
     return value
 
 

@@ -25,8 +25,8 @@ from a2a_anyio._dialects.wire import (
     R,
     WireCodec,
     WireRequest,
-    annotate,
     header,
+    raise_in,
 )
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._model import StreamEvent
@@ -36,11 +36,17 @@ class RestEvents(EventDecoder):
     """Events of a REST stream: bare StreamResponses; an ``{"error": ...}`` event is raised."""
 
     def decode(self, data: str) -> StreamEvent:
+        context = self.context
+        value = unwrap_rest_event(
+            loads_event(data, context),
+            version=self._version,
+            task_id=self.request.task_id,
+            context=context,
+        )
         try:
-            return self.dialect.decode_event(unwrap_rest_event(loads_event(data)))
+            return self.dialect.decode_event(value)
         except A2AClientError as exc:
-            annotate(exc, self.request)
-            raise
+            raise_in(context, exc)
 
 
 def _dumps(value: Any) -> bytes | None:
@@ -84,7 +90,17 @@ class RestCodec(WireCodec):
         def build(method: str, body: Any, **more: Any) -> WireRequest[Any]:
             name = f"{method} {rest.path}"
             return WireRequest(
-                op, method, url, headers, _dumps(body), idempotent, None, name, task_id, **more
+                op,
+                method,
+                url,
+                headers,
+                _dumps(body),
+                idempotent,
+                None,
+                name,
+                task_id,
+                interface=self.url,
+                **more,
             )
 
         if rest.alternative is not None:
@@ -101,12 +117,16 @@ class RestCodec(WireCodec):
     ) -> R:
         """An error status is typed by ``ErrorInfo.reason``, then an error class name, then
         the v0.3 status table, else A2AHTTPError. See ``WireCodec.decode``."""
-        try:
-            wait = retry_after(header(headers, "retry-after")) if status >= 300 else None
-            return self._result(request, decode_rest_http(status, body, wait))
-        except A2AClientError as exc:
-            annotate(exc, request)
-            raise
+        wait = retry_after(header(headers, "retry-after")) if status >= 300 else None
+        value = decode_rest_http(
+            status,
+            body,
+            wait,
+            version=self.version,
+            task_id=request.task_id,
+            context=request.context,
+        )
+        return self._result(request, value)
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         return RestEvents(self.dialect, request)

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+from typing import Any, ClassVar, Generic, Literal, NoReturn, TypeVar, cast, overload
 
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.ops import (
@@ -35,8 +35,10 @@ from a2a_anyio._errors import (
     A2AClientError,
     A2AHTTPError,
     A2ARPCError,
+    ErrorContext,
     TaskNotFoundError,
     UnsupportedOperationError,
+    located,
 )
 from a2a_anyio._model import (
     AgentCard,
@@ -73,7 +75,8 @@ class WireRequest(Generic[R]):
     ``headers`` are shared between requests (read-only); credentials are not among them.
     ``name`` is how errors name the call: the JSON-RPC method, or the HTTP verb and path
     relative to the interface URL. ``request_id`` is None when the body is no JSON-RPC
-    request (REST, and the plain GET of the v0.2 extended card).
+    request (REST, and the plain GET of the v0.2 extended card). ``interface`` is the URL of
+    the interface the request goes to (``url`` when None): errors name it as the agent.
 
     ``alternative`` is the one other form of the same call. Send it once, instead of
     failing, when ``alternative_for(error)`` returns it for the error that decoding this
@@ -93,6 +96,17 @@ class WireRequest(Generic[R]):
     task_id: str | None = None
     alternative: WireRequest[R] | None = None
     when: Fallback | None = None
+    interface: str | None = None
+
+    @property
+    def context(self) -> ErrorContext:
+        """Where an error of this call happened: the keyword arguments of its error."""
+        return {
+            "agent": self.interface or self.url,
+            "method": self.name,
+            "operation": self.op.value,
+            "request_id": self.request_id,
+        }
 
     @property
     def streams(self) -> bool:
@@ -117,13 +131,15 @@ class WireRequest(Generic[R]):
         return self.alternative if wanted else None
 
 
-def annotate(exc: A2AClientError, request: WireRequest[Any]) -> None:
-    """Say which call ``exc`` belongs to (without overwriting what it already says)."""
-    exc.method = exc.method or request.name
-    if exc.request_id is None:
-        exc.request_id = request.request_id
-    if isinstance(exc, TaskNotFoundError) and exc.task_id is None:
-        exc.task_id = request.task_id
+def raise_in(context: ErrorContext, exc: A2AClientError) -> NoReturn:
+    """Raise ``exc`` saying ``context``: itself when it does, else a new error that does.
+
+    For the errors of the payload decoders, which are pure and know no call.
+    """
+    error = located(exc, context)
+    if error is exc:
+        raise exc
+    raise error from exc
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -174,6 +190,8 @@ class EventDecoder(ABC):
     def __init__(self, dialect: Dialect, request: WireRequest[Any]) -> None:
         self.dialect = dialect
         self.request = request
+        #: What the errors of this stream's events say about where they happened.
+        self.context = request.context
         self._version = dialect.version
 
     @abstractmethod
@@ -298,7 +316,8 @@ class WireCodec(ABC):
         if not self.supports(op):
             raise UnsupportedOperationError(
                 f"{op.value} is not part of A2A v{self.version} over {self.binding_name}",
-                method=op.value,
+                agent=self.url,
+                operation=op.value,
             )
         return self._encode(op, args)
 
@@ -353,12 +372,16 @@ class WireCodec(ABC):
         A streaming op answered with a plain body gives the one StreamEvent it carries.
         401/403 raise A2AAuthError, other error statuses A2AHTTPError (``retry_after`` from
         ``Retry-After``) unless the body names a finer error; a body that is not what the
-        binding promises raises A2AProtocolError. Errors carry ``request.name`` as their
-        ``method`` and ``request.request_id``.
+        binding promises raises A2AProtocolError. Errors are built with ``request.context``:
+        the interface URL, ``request.name`` as their ``method``, the operation and
+        ``request.request_id``.
         """
 
     def _result(self, request: WireRequest[R], value: Any) -> R:
-        return cast(R, RESULTS[request.op](self.dialect, value))
+        try:
+            return cast(R, RESULTS[request.op](self.dialect, value))
+        except A2AClientError as exc:
+            raise_in(request.context, exc)
 
     @abstractmethod
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
