@@ -150,10 +150,12 @@ class AgentCardFetcher:
                 credentials=self._credentials,
                 max_bytes=MAX_CARD_BYTES,
             )
-        except A2AProtocolError as exc:  # mostly: over the size limit
-            oversize = "bytes" in exc.message
-            why = f"is larger than {MAX_CARD_BYTES} bytes" if oversize else f": {exc.message}"
-            raise A2ADiscoveryError(f"agent card at {url} {why}") from exc
+        except A2AProtocolError as exc:  # over the size limit, or a body that cannot be decoded
+            oversize = exc.message.endswith(
+                (f"over {MAX_CARD_BYTES}", f"exceeds {MAX_CARD_BYTES} bytes")
+            )
+            why = f" is larger than {MAX_CARD_BYTES} bytes" if oversize else f": {exc.message}"
+            raise A2ADiscoveryError(f"agent card at {url}{why}") from exc
         if resp.status not in (200, 304, 404):
             raise A2ADiscoveryError(
                 f"agent card at {url}: HTTP {resp.status}",
