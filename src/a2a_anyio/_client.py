@@ -149,6 +149,8 @@ class A2AClient:
     only to the origin of ``url`` / ``endpoint``. ``timeout`` is the deadline of a unary call;
     ``idle_timeout`` the longest gap allowed between stream events; ``keep_events`` how many
     of the latest events a stream keeps in ``stream.events`` (None: all).
+    ``max_response_bytes`` bounds a response and a stream's folded task and kept events;
+    ``max_event_bytes`` one event. Both count decoded bytes.
     """
 
     def __init__(
@@ -666,6 +668,7 @@ class A2AClient:
             resubscribe=self._resubscriber if resume else None,
             poll=self.get_task if resume else None,
             keep_events=self.keep_events,
+            max_bytes=self._http.max_response_bytes,
         )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:

@@ -13,10 +13,12 @@ from typing import Any
 from urllib.parse import urlencode, urljoin
 
 import anyio
+import anyio.lowlevel
 import httpx
 
 from a2a_anyio._auth import Auth, Credentials, MutualTLS, origin_of
 from a2a_anyio._cookies import CookieJar, Origin
+from a2a_anyio._decoding import ACCEPT_ENCODING, BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
@@ -340,6 +342,7 @@ class HttpTransport:
         an injected client's jar may hold what any server put there."""
         client = self.client
         merged = httpx.Headers(client.headers)
+        merged["Accept-Encoding"] = ACCEPT_ENCODING  # only what decoded_body decodes
         merged.update(headers)
         target = httpx.URL(url)
         if client.params:
@@ -397,7 +400,8 @@ class HttpTransport:
         max_bytes: int | None = None,
         context: ErrorContext | None = None,
     ) -> bytes:
-        """The response's body, refused past ``max_bytes`` (the transport's limit if None)."""
+        """The body, decoded; ``A2AProtocolError`` past ``max_bytes`` (``max_response_bytes``
+        by default) as decoded or as sent, after reading at most that much and a step."""
         where = context or {}
         limit = self.max_response_bytes if max_bytes is None else max_bytes
         headers = response.headers
@@ -412,10 +416,11 @@ class HttpTransport:
                 return await response.aread()
         chunks: list[bytes] = []
         size = 0
-        reader = response.aiter_bytes()
+        reader = decoded_body(response, url, where)
         async for chunk in reader:
             size += len(chunk)
-            if size > limit:
+            # The bytes as sent count too: a coding can make nothing of what it is sent.
+            if size > limit or response.num_bytes_downloaded > limit:
                 await response.aclose()
                 await finish(reader)
                 raise A2AProtocolError(
@@ -428,6 +433,63 @@ class HttpTransport:
         """Close the httpx client if this transport created it."""
         if self.owns_client:
             await self.client.aclose()
+
+
+def decoded_body(
+    response: httpx.Response, url: str, context: ErrorContext | None = None
+) -> AsyncIterator[bytes]:
+    """The body of ``response``, its ``Content-Encoding`` undone in steps of at most 64 KiB
+    (``_decoding``); ``A2AProtocolError`` for a coding that is not gzip or deflate, or a
+    compressed stream that is broken or cut short (built with ``context``).
+
+    A body that httpx has already read whole (a mock transport's, made with its content) is
+    taken as it is. A network read that decodes to more than one step has a checkpoint
+    between the steps, so that a deadline or a cancellation can end it.
+    """
+    try:
+        content = response.content
+    except httpx.ResponseNotRead:
+        pass
+    else:
+        return _whole(content)
+    try:
+        decoder = BodyDecoder(response.headers.get("content-encoding", ""))
+    except UndecodableBody as exc:
+        raise A2AProtocolError(f"response from {url}: {exc.reason}", **(context or {})) from None
+    if decoder.identity:
+        return response.aiter_raw()
+    return _decoded(response, decoder, url, context or {})
+
+
+async def _whole(content: bytes) -> AsyncIterator[bytes]:
+    yield content
+
+
+async def _decoded(
+    response: httpx.Response, decoder: BodyDecoder, url: str, context: ErrorContext
+) -> AsyncIterator[bytes]:
+    """Each network read decoded; an empty piece for a read that decodes to nothing."""
+    raw = response.aiter_raw()
+    try:
+        async for data in raw:
+            made = False
+            for piece in decoder.feed(data):
+                if made:
+                    await anyio.lowlevel.checkpoint()
+                made = True
+                yield piece
+            if not made:
+                yield b""
+        decoder.end()
+    except UndecodableBody as exc:
+        await response.aclose()
+        await finish(raw)
+        raise A2AProtocolError(f"response from {url}: {exc.reason}", **context) from None
+    except BaseException:
+        # Ended at a step of ours (a checkpoint cancelled, the reader closed): the reads
+        # under it end now too, not in the garbage collector.
+        await finish(raw)
+        raise
 
 
 async def finish(events: AsyncIterator[Any]) -> None:

@@ -1,8 +1,10 @@
 """The I/O boundary's event streams: httpx-sse frames them, over bytes counted on arrival.
 
-httpx-sse turns a response into events. Around it: each chunk is reported as it arrives (bytes
-of a keep-alive comment push a stream's idle limit back), and an event that grows past
-``max_event_bytes`` is refused before more than the limit plus one network chunk is buffered.
+httpx-sse turns a response into events. Around it: the body is decoded in bounded steps
+(``_http.decoded_body``), each chunk is reported as it arrives (bytes of a keep-alive comment
+push a stream's idle limit back), and an event that grows past ``max_event_bytes`` of decoded
+bytes is refused before more than the limit plus one chunk (a network read, or a decoded step
+of at most 64 KiB) is buffered.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from a2a_anyio._auth import Credentials
 from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError, ErrorContext
-from a2a_anyio._http import HTTPX_ERRORS, HttpTransport, RawResponse, finish, mapped
+from a2a_anyio._http import (
+    HTTPX_ERRORS,
+    HttpTransport,
+    RawResponse,
+    decoded_body,
+    finish,
+    mapped,
+)
 
 #: A request sent again in another form: method, URL, body.
 Resend = tuple[str, str, bytes | None]
@@ -38,12 +47,14 @@ class _CountedBody(httpx.AsyncByteStream):
     def __init__(
         self,
         response: httpx.Response,
+        body: AsyncIterator[bytes],
         limit: int,
         url: str,
         on_chunk: Callable[[], None],
         context: ErrorContext,
     ) -> None:
         self._response = response
+        self._body = body
         self._limit = limit
         self._url = url
         self._on_chunk = on_chunk
@@ -53,9 +64,9 @@ class _CountedBody(httpx.AsyncByteStream):
         pending = 0  # bytes since the last event end: what the framer may be holding
         last = b""
         first = True
-        chunks = self._response.aiter_bytes()
+        chunks = self._body
         async for chunk in chunks:
-            if first:
+            if first and chunk:
                 first = False
                 if chunk.startswith(_BOM):  # httpx-sse reads plain UTF-8, which keeps a BOM
                     chunk = chunk[len(_BOM) :]
@@ -163,8 +174,18 @@ class SSEConnection:
                 response.status_code, response.headers, body, self.url
             )
             return self
+        try:
+            decoded = decoded_body(response, self.url, self._context)
+        except A2AProtocolError:
+            await self.aclose()
+            raise
         counted = _CountedBody(
-            response, transport.max_event_bytes, self.url, self._activity, self._context
+            response,
+            decoded,
+            transport.max_event_bytes,
+            self.url,
+            self._activity,
+            self._context,
         )
         framed = httpx.Response(
             response.status_code,

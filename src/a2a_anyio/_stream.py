@@ -76,6 +76,10 @@ class MessageStream:
     the last event. Without a way back (no task known yet, attempts spent, ``resume=False``)
     the cut raises ``A2AConnectionError``: a cut stream is never reported as a finished task.
 
+    Its memory is bounded in bytes too (``max_bytes``: the client's ``max_response_bytes``):
+    the events kept add up to at most that, and a task folded from more than that (endless
+    artifact chunks, say) raises ``A2AProtocolError``.
+
     What to do after each event, cut or end is decided by a pure ``StreamFollower``; this
     class is its anyio shell: connections, time limits, backoff.
 
@@ -100,6 +104,7 @@ class MessageStream:
         poll: Callable[[str], Awaitable[Task]] | None = None,
         resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
+        max_bytes: int | None = None,
     ) -> None:
         self._opener = opener
         self.idle_timeout = idle_timeout
@@ -116,6 +121,7 @@ class MessageStream:
             poll=poll is not None,
             resume_attempts=resume_attempts,
             keep_events=keep_events,
+            max_bytes=max_bytes,
         )
         self._conn: SSEConnection | None = None
         self._events_in: EventDecoder | None = None
@@ -123,6 +129,8 @@ class MessageStream:
         self._poll_deadline = math.inf
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
+        self._pending_size = 0
+        self._size = 0  # of the event read last, as received
         self._idle_scope: anyio.CancelScope | None = None
         self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
         # Where the stream's own errors happen: the latest request, once one is made.
@@ -135,10 +143,11 @@ class MessageStream:
 
     @property
     def events(self) -> list[StreamEvent]:
-        """The events delivered so far, the latest ``keep_events`` of them (a copy).
+        """The events delivered so far, the latest ``keep_events`` of them (a copy), and no
+        more than ``max_bytes`` of them as received.
 
         Keeping every event of a long stream would grow without bound (``task`` already
-        holds what they add up to); ``keep_events=None`` keeps them all.
+        holds what they add up to); ``keep_events=None`` keeps all that fit in ``max_bytes``.
         """
         return self._follower.events
 
@@ -214,6 +223,7 @@ class MessageStream:
             return
         # A server that does not stream may answer with one plain result.
         self._pending = wire.answer(resp)
+        self._pending_size = len(resp.content)
 
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
@@ -227,7 +237,10 @@ class MessageStream:
                 except A2AClientError as exc:
                     event, action = None, follower.read_failed(exc)
                 else:
-                    action = follower.body_ended() if event is None else follower.event(event)
+                    if event is None:
+                        action = follower.body_ended()
+                    else:
+                        action = follower.event(event, self._size)
                 while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
                     if action.kind is ActionKind.RESUBSCRIBE:
                         action = await self._reattach(action)
@@ -254,9 +267,11 @@ class MessageStream:
         raise StopAsyncIteration
 
     async def _read(self) -> StreamEvent | None:
-        """The next event off the wire (or the pending one); None when the body ended."""
+        """The next event off the wire (or the pending one), its size in ``_size``; None when
+        the body ended."""
         if self._pending is not None:
             event, self._pending = self._pending, None
+            self._size = self._pending_size
             return event
         if self._conn is None:
             return None
@@ -267,6 +282,7 @@ class MessageStream:
             data = await self._conn.next_event()  # no limit of ours to watch: no scope needed
         if data is None:
             return None
+        self._size = len(data)
         return self._events_in.decode(data)
 
     # -- resuming ---------------------------------------------------------------------------

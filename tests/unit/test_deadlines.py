@@ -136,7 +136,8 @@ async def test_a_task_that_never_finishes_after_a_refused_re_attach_is_not_polle
             await client.stream_message("x", **limits).result()
         took = anyio.current_time() - start
     assert info.value.timeout == expired
-    assert after - 1e-6 <= took <= after + 3  # a poll in flight is cut, not awaited (float clock)
+    # a poll in flight is cut, not awaited (the clock's sums may land a hair under ``after``)
+    assert after - 1e-9 <= took <= after + 3
     assert [c["method"] for c in agent.calls].count("GetTask") > 3
 
 
