@@ -5,7 +5,7 @@ Misuse (a bad argument, a closed client reused) raises ``ValueError`` / ``Runtim
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 if TYPE_CHECKING:
@@ -372,6 +372,22 @@ _BY_REASON: dict[str, type[A2ARPCError]] = {
     "INTERNAL_ERROR": A2AServerError,
     "PARSE_ERROR": ParseError,
 }
+
+
+_REASONS = {cls.code: reason for reason, cls in _BY_REASON.items()}
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def error_details(code: int, metadata: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The v1.0 details of an error with ``code``: one ErrorInfo (what ``error_reason`` reads)."""
+    return [
+        {
+            "@type": _ERROR_INFO,
+            "reason": _REASONS.get(code, "INTERNAL_ERROR"),
+            "domain": "a2a-protocol.org",
+            "metadata": {k: str(x) for k, x in (metadata or {}).items()},
+        }
+    ]
 
 
 def error_reason(data: Any) -> str | None:

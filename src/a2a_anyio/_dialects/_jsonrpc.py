@@ -1,4 +1,5 @@
-"""JSON-RPC 2.0 envelopes: building requests, checking and unwrapping responses."""
+"""JSON-RPC 2.0 envelopes: building requests, checking and unwrapping responses; and the
+server's side: reading requests, building responses."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from a2a_anyio._errors import (
     A2AHTTPError,
     A2AProtocolError,
     ErrorContext,
+    InvalidRequestError,
+    ParseError,
     rpc_error,
 )
 
@@ -23,6 +26,35 @@ def request(method: str, params: Any, req_id: RequestId) -> dict[str, Any]:
     if params is not None:
         body["params"] = params
     return body
+
+
+def read_request(content: bytes) -> tuple[Any, str, Any]:
+    """The id, method and params of a request body. ParseError for a body that is not JSON;
+    InvalidRequestError, with the id when it has one, for JSON that is no request."""
+    try:
+        value = loads(content)
+    except (ValueError, RecursionError):
+        raise ParseError("Invalid JSON payload") from None
+    if not isinstance(value, dict):
+        raise InvalidRequestError("Invalid Request")
+    req_id, method = value.get("id"), value.get("method")
+    if value.get("jsonrpc") != "2.0" or not isinstance(method, str):
+        known = req_id if isinstance(req_id, (int, str)) else None
+        raise InvalidRequestError("Invalid Request", request_id=known)
+    return req_id, method, value.get("params")
+
+
+def response(req_id: Any, result: Any) -> dict[str, Any]:
+    """A response object carrying ``result``."""
+    return {"jsonrpc": "2.0", "id": req_id, "result": result}
+
+
+def error_response(req_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A response object carrying an error (``data`` left out when None)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": req_id, "error": error}
 
 
 def is_envelope(value: Any) -> bool:

@@ -9,7 +9,14 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urljoin
 
-from a2a_anyio._dialects._jsonrpc import decode_http, loads_event, request, unwrap
+from a2a_anyio._dialects._jsonrpc import (
+    decode_http,
+    error_response,
+    loads_event,
+    request,
+    response,
+    unwrap,
+)
 from a2a_anyio._dialects._values import retry_after
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.legacy import LegacyDialect
@@ -96,6 +103,16 @@ class JsonRpcCodec(WireCodec):
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         return JsonRpcEvents(self.dialect, request)
 
+    def op_for(self, method: str) -> Op | None:
+        """The operation ``method`` names in this dialect (None: none)."""
+        return next((Op(op) for op, m in self.dialect.methods.items() if m == method), None)
+
+    def _answer(self, value: Any, request_id: Any) -> Any:
+        return response(request_id, value)
+
+    def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
+        return 200, error_response(request_id, code, message, data)
+
 
 class V1JsonRpcCodec(JsonRpcCodec):
     """A2A v1.0 over JSON-RPC: PascalCase methods, ``tenant`` in the params."""
@@ -118,12 +135,11 @@ class V03JsonRpcCodec(JsonRpcCodec):
         return V03Dialect()
 
 
-_V02_CARD_PATH = "/agent/authenticatedExtendedCard"
-
-
 class V02JsonRpcCodec(JsonRpcCodec):
     """A2A v0.2 over JSON-RPC. Its extended card is no method but a plain GET of
-    ``/agent/authenticatedExtendedCard`` on the endpoint's host."""
+    ``card_path`` on the endpoint's host."""
+
+    card_path = "/agent/authenticatedExtendedCard"
 
     @staticmethod
     def make_dialect(tenant: str | None) -> Dialect:
@@ -141,11 +157,16 @@ class V02JsonRpcCodec(JsonRpcCodec):
     def _encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
         if op is not Op.EXTENDED_CARD:
             return super()._encode(op, args)
-        url = urljoin(self.url, _V02_CARD_PATH)
-        name = f"GET {_V02_CARD_PATH}"
+        url = urljoin(self.url, self.card_path)
+        name = f"GET {self.card_path}"
         return WireRequest(
             op, "GET", url, self._card_headers, None, True, None, name, interface=self.url
         )
+
+    def encode_result(self, op: Op, value: Any, request_id: Any = None) -> Any:
+        if op is Op.EXTENDED_CARD:
+            return value  # the answer to the plain GET: the card itself
+        return super().encode_result(op, value, request_id)
 
 
 class LegacyJsonRpcCodec(JsonRpcCodec):

@@ -14,8 +14,10 @@ from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.ops import Op, OpArgs
 from a2a_anyio._dialects.rest import (
     RestMapping,
+    RestMatch,
     V03RestDialect,
     decode_rest_http,
+    rest_error_body,
     unwrap_rest_event,
 )
 from a2a_anyio._dialects.v1 import V1Dialect
@@ -106,8 +108,8 @@ class RestCodec(WireCodec):
         if rest.alternative is not None:
             other = build(rest.method, rest.alternative)
             return build(rest.method, rest.body, alternative=other, when=Fallback.REJECTED)
-        if op is Op.SUBSCRIBE:
-            other = build("GET", None)
+        if rest.also is not None:
+            other = build(rest.also, None)
             when = Fallback.METHOD_NOT_ALLOWED
             return build(rest.method, rest.body, alternative=other, when=when)
         return build(rest.method, rest.body)
@@ -131,18 +133,29 @@ class RestCodec(WireCodec):
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         return RestEvents(self.dialect, request)
 
+    def route(self, verb: str, path: str) -> RestMatch | None:
+        """The operation a request's verb and path (below the interface URL) name, with the
+        params its path carries (``RestMatch.params`` adds the query's and the body's); None
+        when no operation of this binding and dialect has that path."""
+        found = self._mapping.match(verb, path)
+        return found if found is not None and self.supports(Op(found.route.op)) else None
+
+    def _answer(self, value: Any, request_id: Any) -> Any:
+        return {} if value is None else value  # a body is always an object (DELETE: {})
+
+    def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
+        return rest_error_body(self.paths, code, message, data)
+
 
 class V1RestCodec(RestCodec):
     """A2A v1.0 over HTTP+JSON: v1.0 ProtoJSON, ``application/a2a+json``, no ``/v1``."""
 
     paths = "1.0"
+    content_type = "application/a2a+json"
 
     @staticmethod
     def make_dialect(tenant: str | None) -> Dialect:
         return V1Dialect(None)  # the tenant goes into the path
-
-    def _content_type(self) -> str:
-        return "application/a2a+json"
 
 
 class V03RestCodec(RestCodec):

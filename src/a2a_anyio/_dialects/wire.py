@@ -5,6 +5,11 @@ through it: ``codec.encode(op, args)`` -> send the ``WireRequest`` -> ``codec.de
 streams read each event's data through ``codec.event_decoder(request)``. Nothing here does
 I/O. The operations and their arguments are in ``ops``, the concrete codecs in
 ``jsonrpc_codec`` and ``rest_codec``; ``codec_for`` (in the package) chooses one.
+
+A server (the testing kit's fake agent) runs the same codec the other way round:
+``decode_params`` reads what ``encode`` wrote, ``encode_result`` / ``encode_event`` /
+``encode_error`` write what ``decode`` and the event decoders read; the JSON-RPC codecs name
+the operation of a method (``op_for``), the REST codecs that of a verb and path (``route``).
 """
 
 from __future__ import annotations
@@ -163,20 +168,23 @@ def ends_stream(event: StreamEvent, version: str) -> bool:
     return state.is_terminal or (version == "1.0" and state.is_interrupted)
 
 
-# What each operation's result becomes (lambdas: a dialect's override must be the one called).
-RESULTS: dict[Op, Callable[[Dialect, Any], Any]] = {
-    Op.SEND: lambda d, r: d.decode_send_result(r),
-    Op.STREAM: lambda d, r: d.decode_event(r),
-    Op.SUBSCRIBE: lambda d, r: d.decode_event(r),
-    Op.GET: lambda d, r: d.decode_task(r),
-    Op.CANCEL: lambda d, r: d.decode_task(r),
-    Op.LIST: lambda d, r: d.decode_task_page(r),
-    Op.PUSH_CREATE: lambda d, r: d.decode_push_config(r),
-    Op.PUSH_GET: lambda d, r: d.decode_push_config(r),
-    Op.PUSH_LIST: lambda d, r: d.decode_push_configs(r),
-    Op.PUSH_DELETE: lambda d, r: None,
-    Op.EXTENDED_CARD: lambda d, r: d.decode_card(r),
-    Op.CALL: lambda d, r: r,
+Coder = Callable[[Dialect, Any], Any]
+
+# What each operation answers with: how a client reads it and how a server writes it
+# (lambdas: a dialect's override must be the one called). A card is written as its JSON.
+RESULTS: dict[Op, tuple[Coder, Coder]] = {
+    Op.SEND: (lambda d, r: d.decode_send_result(r), lambda d, r: d.encode_send_result(r)),
+    Op.STREAM: (lambda d, r: d.decode_event(r), lambda d, r: d.encode_event(r)),
+    Op.SUBSCRIBE: (lambda d, r: d.decode_event(r), lambda d, r: d.encode_event(r)),
+    Op.GET: (lambda d, r: d.decode_task(r), lambda d, r: d.encode_task(r)),
+    Op.CANCEL: (lambda d, r: d.decode_task(r), lambda d, r: d.encode_task(r)),
+    Op.LIST: (lambda d, r: d.decode_task_page(r), lambda d, r: d.encode_task_page(r)),
+    Op.PUSH_CREATE: (lambda d, r: d.decode_push_config(r), lambda d, r: d.encode_push_config(r)),
+    Op.PUSH_GET: (lambda d, r: d.decode_push_config(r), lambda d, r: d.encode_push_config(r)),
+    Op.PUSH_LIST: (lambda d, r: d.decode_push_configs(r), lambda d, r: d.encode_push_configs(r)),
+    Op.PUSH_DELETE: (lambda d, r: None, lambda d, r: None),
+    Op.EXTENDED_CARD: (lambda d, r: d.decode_card(r), lambda d, r: r),
+    Op.CALL: (lambda d, r: r, lambda d, r: r),
 }
 
 
@@ -215,6 +223,8 @@ class WireCodec(ABC):
     binding: ClassVar[str]
     #: How messages name the binding.
     binding_name: ClassVar[str]
+    #: The media type of JSON bodies, both ways.
+    content_type: ClassVar[str] = "application/json"
 
     def __init__(
         self, url: str, *, tenant: str | None = None, extensions: Sequence[str] = ()
@@ -243,11 +253,8 @@ class WireCodec(ABC):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.url!r}>"
 
-    def _content_type(self) -> str:
-        return "application/json"
-
     def _base_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": self._content_type(), **self.dialect.headers()}
+        headers = {"Content-Type": self.content_type, **self.dialect.headers()}
         headers.update(self._extension_headers())
         return headers
 
@@ -379,10 +386,60 @@ class WireCodec(ABC):
 
     def _result(self, request: WireRequest[R], value: Any) -> R:
         try:
-            return cast(R, RESULTS[request.op](self.dialect, value))
+            return cast(R, RESULTS[request.op][0](self.dialect, value))
         except A2AClientError as exc:
             raise_in(request.context, exc)
 
     @abstractmethod
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         """The reader of the events of the stream ``request`` opened."""
+
+    # -- the server's side: requests read, answers written ----------------------------------
+
+    def decode_params(self, op: Op, params: Any) -> OpArgs:
+        """The args of ``op`` from the params ``params(op, args)`` builds (None: no params).
+
+        A2AProtocolError for params that do not fit; ValueError for CALL.
+        """
+        d, p = self.dialect, {} if params is None else params
+        if op is Op.SEND or op is Op.STREAM:
+            return d.read_send_params(p)
+        if op is Op.GET or op is Op.SUBSCRIBE:
+            return d.read_task_params(p)
+        if op is Op.CANCEL:
+            return d.read_cancel_params(p)
+        if op is Op.LIST:
+            return d.read_list_tasks_params(p)
+        if op is Op.PUSH_CREATE:
+            return PushCreate(d.read_push_create_params(p))
+        if op is Op.CALL:
+            raise ValueError("a call's params are its method's own")
+        return None if op is Op.EXTENDED_CARD else d.read_push_params(p)
+
+    def encode_result(self, op: Op, value: Any, request_id: Any = None) -> Any:
+        """The JSON body of a successful answer to ``op`` carrying ``value``."""
+        return self._answer(RESULTS[op][1](self.dialect, value), request_id)
+
+    def encode_event(
+        self, event: StreamEvent, request_id: Any = None, task: Task | None = None
+    ) -> Any:
+        """The JSON data of one stream event (``task``: the task it belongs to, if known)."""
+        return self._answer(self.dialect.encode_event(event, task), request_id)
+
+    def encode_error(
+        self,
+        code: int,
+        message: str,
+        metadata: Mapping[str, Any] | None = None,
+        request_id: Any = None,
+    ) -> tuple[int, Any]:
+        """HTTP status and JSON body of an error with JSON-RPC ``code`` carrying ``metadata``."""
+        return self._error(code, message, self.dialect.error_data(code, metadata or {}), request_id)
+
+    @abstractmethod
+    def _answer(self, value: Any, request_id: Any) -> Any:
+        """``value`` as the body of an answer: in the binding's envelope, if it has one."""
+
+    @abstractmethod
+    def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
+        """Status and body of an error (``data``: the dialect's details)."""
