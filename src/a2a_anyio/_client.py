@@ -608,10 +608,16 @@ class A2AClient:
         return self._stream(Op.SUBSCRIBE, TaskRef(task_id), idle_timeout, total_timeout, resume)
 
     def _opener(self, op: Op, args: OpArgs) -> Opener:
+        encoded: tuple[WireCodec, WireRequest[Any]] | None = None
+
         async def opener() -> StreamWire:
+            nonlocal encoded
             self._check_open()
             codec = await self._resolve()
-            request = codec.encode(op, args)
+            if encoded is None or encoded[0] is not codec:
+                # Encoded once: a retry sends the same request (message id, JSON-RPC id).
+                encoded = codec, codec.encode(op, args)
+            request = encoded[1]
             alternative = request.alternative
             if request.when is not Fallback.METHOD_NOT_ALLOWED:
                 alternative = None
