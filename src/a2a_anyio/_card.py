@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -135,7 +136,7 @@ class AgentCardFetcher:
                 await self._verifier.verify(value, self._fetch_keys)
             card = parse_card(value)
             no_store = "no-store" in resp.headers.get("cache-control", "").lower()
-            etag = None if no_store else resp.headers.get("etag")
+            etag = None if no_store else _etag(resp.headers.get("etag"))
             self._cached = _Cached(card, url, etag, self._expiry(resp))
             return card
         raise A2ADiscoveryError("no agent card found (" + "; ".join(failures) + ")")
@@ -174,6 +175,16 @@ class AgentCardFetcher:
     def _expiry(self, resp: RawResponse) -> float:
         max_age = _max_age(resp.headers.get("cache-control", ""))
         return anyio.current_time() + (self.ttl if max_age is None else max_age)
+
+
+#: An ETag sent back as it came: visible ASCII (quotes and ``W/`` included), 8 KiB at most.
+_ETAG = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,8190}[\x21-\x7e])?")
+
+
+def _etag(value: str | None) -> str | None:
+    """The ETag to send back in ``If-None-Match``; None for one that no header could carry
+    unchanged (characters outside ASCII, controls): kept, it would break every refresh."""
+    return value if value is not None and _ETAG.fullmatch(value) else None
 
 
 def _looks_json(resp: RawResponse) -> bool:

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
 
 import anyio
 
@@ -44,6 +43,7 @@ from a2a_anyio._dialects.follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
+    A2ADiscoveryError,
     A2AHTTPError,
     A2ATimeoutError,
     MethodNotFoundError,
@@ -58,6 +58,9 @@ from a2a_anyio._http import (
     AsyncClient,
     HttpTransport,
     VerifyTypes,
+    resolve,
+    shown,
+    url_problem,
 )
 from a2a_anyio._http_sse import open_sse
 from a2a_anyio._model import (
@@ -105,16 +108,12 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 
 
 def check_url(url: str, what: str = "url") -> str:
-    """``url`` if it is an absolute http(s) URL, else ValueError."""
+    """``url`` if it is an absolute http(s) URL that can be requested, else ValueError."""
     if not isinstance(url, str):
         raise ValueError(f"{what} must be a string, not {type(url).__name__}")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{what} must be an absolute http(s) URL, not {url!r}")
-    try:
-        _ = parts.port
-    except ValueError as exc:
-        raise ValueError(f"{what} has an invalid port: {url!r}") from exc
+    problem = url_problem(url)
+    if problem is not None:
+        raise ValueError(f"{what} {problem}: {shown(url)}")
     return url
 
 
@@ -339,12 +338,20 @@ class A2AClient:
             ]
         card = self._card if self._card is not None else await self.get_card()
         base = self._fetcher.card_url or self.url or ""
-        out = []
+        out, unusable = [], []
         for iface in candidates(card, self.protocol, self.bindings):
-            url = check_url(urljoin(base, iface.url), "the card's interface url")
+            url, problem = resolve(base, iface.url)  # relative URLs are the card's own
+            if problem is not None:
+                unusable.append(f"{shown(iface.url)} {problem}")
+                continue
             version = iface.protocol_version or "0.3"
             tenant = self.tenant or iface.tenant
             out.append(codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions))
+        if not out:
+            raise A2ADiscoveryError(
+                f"agent {card.name!r} offers no interface URL this client can call: "
+                + "; ".join(unusable)
+            )
         return out
 
     @property
