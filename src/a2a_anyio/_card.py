@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -149,7 +150,7 @@ class AgentCardFetcher:
                     raise
                 raise error from exc
             no_store = "no-store" in resp.headers.get("cache-control", "").lower()
-            etag = None if no_store else resp.headers.get("etag")
+            etag = None if no_store else _etag(resp.headers.get("etag"))
             self._cached = _Cached(card, url, etag, self._expiry(resp))
             return card
         raise A2ADiscoveryError(
@@ -191,6 +192,16 @@ class AgentCardFetcher:
     def _expiry(self, resp: RawResponse) -> float:
         max_age = _max_age(resp.headers.get("cache-control", ""))
         return anyio.current_time() + (self.ttl if max_age is None else max_age)
+
+
+#: An ETag sent back as it came: visible ASCII (quotes and ``W/`` included), 8 KiB at most.
+_ETAG = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,8190}[\x21-\x7e])?")
+
+
+def _etag(value: str | None) -> str | None:
+    """The ETag to send back in ``If-None-Match``; None for one that no header could carry
+    unchanged (characters outside ASCII, controls): kept, it would break every refresh."""
+    return value if value is not None and _ETAG.fullmatch(value) else None
 
 
 def _looks_json(resp: RawResponse) -> bool:

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
 
 import anyio
 
@@ -44,6 +43,7 @@ from a2a_anyio._dialects.follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
+    A2ADiscoveryError,
     A2AHTTPError,
     A2ATimeoutError,
     MethodNotFoundError,
@@ -59,6 +59,9 @@ from a2a_anyio._http import (
     AsyncClient,
     HttpTransport,
     VerifyTypes,
+    resolve,
+    shown,
+    url_problem,
 )
 from a2a_anyio._http_sse import open_sse
 from a2a_anyio._model import (
@@ -106,16 +109,12 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 
 
 def check_url(url: str, what: str = "url") -> str:
-    """``url`` if it is an absolute http(s) URL, else ValueError."""
+    """``url`` if it is an absolute http(s) URL that can be requested, else ValueError."""
     if not isinstance(url, str):
         raise ValueError(f"{what} must be a string, not {type(url).__name__}")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{what} must be an absolute http(s) URL, not {url!r}")
-    try:
-        _ = parts.port
-    except ValueError as exc:
-        raise ValueError(f"{what} has an invalid port: {url!r}") from exc
+    problem = url_problem(url)
+    if problem is not None:
+        raise ValueError(f"{what} {problem}: {shown(url)}")
     return url
 
 
@@ -345,12 +344,22 @@ class A2AClient:
             if error is exc:
                 raise
             raise error from exc
-        out = []
+        out, unusable = [], []
         for iface in usable:
-            url = check_url(urljoin(base, iface.url), "the card's interface url")
+            url, problem = resolve(base, iface.url)  # relative URLs are the card's own
+            if problem is not None:
+                unusable.append(f"{shown(iface.url)} {problem}")
+                continue
             version = iface.protocol_version or "0.3"
             tenant = self.tenant or iface.tenant
             out.append(codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions))
+        if not out:
+            raise A2ADiscoveryError(
+                f"agent {card.name!r} offers no interface URL this client can call: "
+                + "; ".join(unusable),
+                agent=self.url,
+                operation="card",
+            )
         return out
 
     @property
@@ -624,10 +633,16 @@ class A2AClient:
         return self._stream(Op.SUBSCRIBE, TaskRef(task_id), idle_timeout, total_timeout, resume)
 
     def _opener(self, op: Op, args: OpArgs) -> Opener:
+        encoded: tuple[WireCodec, WireRequest[Any]] | None = None
+
         async def opener() -> StreamWire:
+            nonlocal encoded
             self._check_open()
             codec = await self._resolve()
-            request = codec.encode(op, args)
+            if encoded is None or encoded[0] is not codec:
+                # Encoded once: a retry sends the same request (message id, JSON-RPC id).
+                encoded = codec, codec.encode(op, args)
+            request = encoded[1]
             alternative = request.alternative
             if request.when is not Fallback.METHOD_NOT_ALLOWED:
                 alternative = None

@@ -10,7 +10,7 @@ import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urljoin
+from urllib.parse import urlencode, urljoin, urlsplit
 
 import anyio
 import anyio.lowlevel
@@ -116,6 +116,45 @@ MAX_REDIRECTS = 5
 #: An OAuth token response is a small JSON object.
 MAX_TOKEN_BYTES = 64 * 1024
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be requested, as a phrase ("is not an absolute http(s) URL"), or
+    None when it can: it must be an absolute http(s) URL that httpx reads, with a port from
+    1 to 65535 and no lone surrogate. The user's URLs and those servers give (a card's
+    interfaces, a redirect's ``Location``) are checked alike."""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return "is not an absolute http(s) URL"
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if port == 0:
+            return "has an invalid port"
+        url.encode()
+        httpx.URL(url)
+    except UnicodeError:
+        return "holds a lone surrogate (not valid Unicode)"
+    except (ValueError, httpx.InvalidURL) as exc:
+        return f"cannot be read ({str(exc)[:100]})"
+    return None
+
+
+def resolve(base: str, ref: str) -> tuple[str, str | None]:
+    """``ref`` (a URL a server gave, maybe relative) made absolute against ``base``, and
+    why it cannot be requested (``url_problem``), or None."""
+    try:
+        url = urljoin(base, ref)
+    except ValueError as exc:  # a broken IPv6 literal
+        return ref, f"cannot be read ({str(exc)[:100]})"
+    return url, url_problem(url)
+
+
+def shown(url: str) -> str:
+    """A URL a server gave, for a message: quoted, escaped and cut short."""
+    return repr(url[:200] + ("..." if len(url) > 200 else ""))
 
 
 def _origin(url: httpx.URL) -> Origin:
@@ -291,7 +330,14 @@ class HttpTransport:
             request = self._build(method, target, content, sent_headers, timeout)
             origin = _origin(request.url)
             self._add_cookies(request, origin, sent_headers)
-            response = await self.client.send(request, stream=True, follow_redirects=False)
+            try:
+                response = await self.client.send(request, stream=True, follow_redirects=False)
+            except (httpx.InvalidURL, httpx.RemoteProtocolError) as exc:
+                # httpx reads a redirect's Location before it hands the response over.
+                if isinstance(exc, httpx.InvalidURL) or "location header" in str(exc):
+                    why = f"its Location cannot be read ({exc})"
+                    raise A2AProtocolError(f"refusing a redirect from {url}: {why}") from exc
+                raise
             if "set-cookie" in response.headers:
                 now = anyio.current_time()
                 lines = response.headers.get_list("set-cookie")
@@ -302,7 +348,7 @@ class HttpTransport:
             location = response.headers.get("location") if status in _REDIRECTS else None
             if location:
                 await response.aclose()
-                url = urljoin(url, location)
+                url, problem = resolve(url, location)
                 if start is not None and not _on(url, start):
                     raise A2AAuthError(
                         status,
@@ -310,6 +356,8 @@ class HttpTransport:
                         "the client secret goes only to the token URL's own origin",
                         **where,
                     )
+                if problem is not None:
+                    raise A2AProtocolError(f"refusing a redirect to {shown(url)}: it {problem}")
                 if response.status_code == 303 or (
                     response.status_code in (301, 302) and method == "POST"
                 ):
@@ -406,10 +454,13 @@ class HttpTransport:
         limit = self.max_response_bytes if max_bytes is None else max_bytes
         headers = response.headers
         declared = headers.get("content-length")
-        if declared is not None and declared.isdigit():
-            if int(declared) > limit:
+        if declared is not None and declared.isascii() and declared.isdigit():
+            # (never int() of thousands of digits)
+            if len(declared.lstrip("0")) > 18 or int(declared) > limit:
                 raise A2AProtocolError(
-                    f"response from {url} is {declared} bytes, over {limit}", limit=limit, **where
+                    f"response from {url} declares a length over {limit} bytes",
+                    limit=limit,
+                    **where,
                 )
             if "content-encoding" not in headers:
                 # HTTP framing stops the body at its declared length: no need to count.

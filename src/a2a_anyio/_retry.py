@@ -55,13 +55,15 @@ class RetryPolicy:
     ``attempts`` counts every try (1 means no retry); ``deadline`` bounds all tries together,
     waits included. The wait before try n+1 is a full-jitter exponential backoff,
     ``uniform(0, min(max_backoff, backoff * 2**(n-1)))``, unless the server sent
-    ``Retry-After`` (seconds or an HTTP date, capped at ``max_retry_after``).
+    ``Retry-After`` (seconds or an HTTP date, capped at ``max_retry_after``; a date in the
+    past means now, and a value that cannot be read is ignored).
 
-    By default connection failures and HTTP 429, 502, 503, 504 are retried for idempotent
-    operations (card, get, list, cancel, subscribe, push config get/list/delete). Sends, and
-    calls of unknown methods, are retried only when the request never reached the server (a
-    failed connect); a stream only before its first event. ``retry_if`` replaces the default
-    choice among those safe cases; ``on_retry`` (sync or async) is called before each wait.
+    What may be retried is chosen first: every operation whose request the agent did not
+    take (a failed connect, HTTP 429, a 503 with a readable ``Retry-After``); any other
+    failure only for idempotent operations (card, get, list, cancel, subscribe, push config
+    get/list/delete, ``call(..., idempotent=True)``); a stream only before its first event.
+    Among those, ``retry_if`` decides when given, else connection failures and
+    ``retry_statuses`` are retried. ``on_retry`` (sync or async) is called before each wait.
     """
 
     attempts: int = 3
@@ -80,15 +82,16 @@ class RetryPolicy:
             raise ValueError("backoff times cannot be negative")
 
     def should_retry(self, error: A2AClientError, *, idempotent: bool) -> bool:
-        """Whether ``error`` deserves another try of an operation of that kind."""
-        sent = getattr(error, "request_sent", True)
-        if not idempotent and sent:
+        """Whether ``error`` deserves another try of an operation of that kind: first whether
+        another try is safe, then ``retry_if`` (or the default choice)."""
+        if getattr(error, "timeout", None) == "deadline":
+            return False  # the caller's own deadline ran out: no try can make it in time
+        if not idempotent and not _not_taken(error):
             return False
         if self.retry_if is not None:
             return self.retry_if(error)
         if isinstance(error, A2AConnectionError):
-            # The caller's own deadline ran out: another try cannot make it in time.
-            return getattr(error, "timeout", None) != "deadline"
+            return True
         return getattr(error, "status_code", None) in self.retry_statuses
 
     def delay(self, attempt: int, error: A2AClientError) -> float:
@@ -136,6 +139,16 @@ class RetryPolicy:
                         await outcome
                 await anyio.sleep(wait)
                 attempt += 1
+
+
+def _not_taken(error: A2AClientError) -> bool:
+    """True when the agent did not take the request, so that sending it again cannot repeat
+    its effect: it never left (a failed connect), or the server refused it (429, or 503 with
+    a ``Retry-After`` saying when to come back)."""
+    if not getattr(error, "request_sent", True):
+        return True
+    status = getattr(error, "status_code", None)
+    return status == 429 or (status == 503 and getattr(error, "retry_after", None) is not None)
 
 
 def _gave_up(error: A2AClientError, attempts: int, why: str) -> A2AClientError:

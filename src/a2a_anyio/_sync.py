@@ -438,9 +438,11 @@ class SyncA2AClient:
         """Remove one push config of the task."""
         self._calls.run(functools.partial(self._client.delete_push_config, task_id, config_id))
 
-    def call(self, method: str, params: Any = None) -> Any:
-        """Call any JSON-RPC method (an extension's, for example) and return its raw result."""
-        return self._calls.run(functools.partial(self._client.call, method, params))
+    def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
+        """Call any JSON-RPC method (an extension's, for example) and return its raw result;
+        ``idempotent=True`` lets retries repeat it after a server error too."""
+        call = functools.partial(self._client.call, method, params, idempotent=idempotent)
+        return self._calls.run(call)
 
     def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts)."""

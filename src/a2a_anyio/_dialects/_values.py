@@ -187,11 +187,13 @@ def integer(d: JSONDict, camel: str, snake: str | None = None) -> int | None:
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait: delta-seconds or an HTTP date."""
+    """Seconds a ``Retry-After`` header asks to wait: delta-seconds (ASCII digits, read
+    without ``int()``: thousands of them are ``inf``) or an HTTP date (0 when it is past).
+    None when it cannot be read (superscripts, signs, fractions, garbage): it is ignored."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

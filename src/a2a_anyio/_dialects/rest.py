@@ -25,6 +25,7 @@ from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
     A2AHTTPError,
+    A2AProtocolError,
     A2ARPCError,
     A2AServerError,
     ContentTypeNotSupportedError,
@@ -118,8 +119,23 @@ def _routes(version: str) -> dict[str, Route]:
     return {r.op: r for r in routes}
 
 
+def _in_url(value: Any) -> str:
+    """``value`` as text a URL can carry: an id holding a lone surrogate (a server's JSON
+    can send one; no UTF-8 encodes it) raises A2AProtocolError instead."""
+    text = str(value)
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            shown = repr(text[:100])
+            raise A2AProtocolError(
+                f"{shown} cannot be sent in a URL: it holds a lone surrogate (not valid Unicode)"
+            ) from None
+    return text
+
+
 def _q(value: Any) -> str:
-    return quote(str(value), safe="")
+    return quote(_in_url(value), safe="")
 
 
 def _query(params: JSONDict, *names: str) -> dict[str, str]:
@@ -128,7 +144,7 @@ def _query(params: JSONDict, *names: str) -> dict[str, str]:
         value = params.get(name)
         if value is None:
             continue
-        out[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        out[name] = ("true" if value else "false") if isinstance(value, bool) else _in_url(value)
     return out
 
 

@@ -314,8 +314,8 @@ class WireCodec(ABC):
     def encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
         """The request of ``op`` with ``args``.
 
-        UnsupportedOperationError when the binding or dialect lacks ``op``; ValueError for
-        arguments that do not fit it.
+        UnsupportedOperationError when the binding or dialect lacks ``op``, A2AProtocolError
+        for a value a request cannot carry; ValueError for arguments that do not fit it.
         """
         expected = ARGS[op]
         if not isinstance(args, expected):
@@ -326,7 +326,10 @@ class WireCodec(ABC):
                 agent=self.url,
                 operation=op.value,
             )
-        return self._encode(op, args)
+        try:
+            return self._encode(op, args)
+        except A2AClientError as exc:  # a value no request can carry (a lone surrogate)
+            raise_in({"agent": self.url, "operation": op.value}, exc)
 
     @abstractmethod
     def _encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
