@@ -271,7 +271,7 @@ class OAuth2ClientCredentials(Auth):
             value = json.loads(body)
             token = value["access_token"]
             lifetime = float(value.get("expires_in", 3600))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:  # 10**400: OverflowError
             raise A2AProtocolError(f"bad token response from {self.token_url}") from exc
         if not isinstance(token, str) or not token:
             raise A2AProtocolError(f"bad token response from {self.token_url}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,13 @@ from a2a_anyio._auth import Credentials
 from a2a_anyio._deadline import deadline
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
 from a2a_anyio._dialects.card import parse_card
-from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2ADiscoveryError,
+    A2AProtocolError,
+    ErrorContext,
+    located,
+)
 from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
@@ -63,7 +70,8 @@ class AgentCardFetcher:
     ``Cache-Control`` overrides the TTL (``max-age``; ``no-store``/``no-cache`` disable reuse);
     an ``ETag`` is sent back as ``If-None-Match`` and a 304 renews the cached card. Concurrent
     first calls share one request. Time is read from ``anyio.current_time()``, so trio's
-    MockClock drives expiry in tests.
+    MockClock drives expiry in tests. Errors name ``base_url`` as the agent and ``card`` as
+    the operation.
     """
 
     def __init__(
@@ -88,6 +96,7 @@ class AgentCardFetcher:
         self._verifier = verifier
         self._cached: _Cached | None = None
         self._lock = anyio.Lock()
+        self._context: ErrorContext = {"agent": base_url, "operation": "card"}
         self.requests = 0  # HTTP requests made, for observability
 
     @property
@@ -110,7 +119,7 @@ class AgentCardFetcher:
         cached = self._cached
         if not force and cached is not None and anyio.current_time() < cached.expires:
             return cached.card
-        with deadline(self._timeout, agent=self.base_url, method="card") as call:
+        with deadline(self._timeout, agent=self.base_url, operation="card") as call:
             async with self._lock:
                 cached = self._cached  # another task may have refreshed it while we waited
                 if not force and cached is not None and anyio.current_time() < cached.expires:
@@ -136,15 +145,23 @@ class AgentCardFetcher:
             if resp.status == 404 or (resp.status == 200 and not _looks_json(resp)):
                 failures.append(f"{url}: HTTP {resp.status} {resp.content_type or ''}".strip())
                 continue
-            value = _card_json(resp)
-            if self._verifier is not None and isinstance(value, dict):
-                await self._verifier.verify(value, self._fetch_keys)
-            card = parse_card(value)
+            value = _card_json(resp, self._context)
+            try:
+                if self._verifier is not None and isinstance(value, dict):
+                    await self._verifier.verify(value, self._fetch_keys)
+                card = parse_card(value)
+            except A2AClientError as exc:  # the card's reader and verifier know no agent
+                error = located(exc, self._context)
+                if error is exc:
+                    raise
+                raise error from exc
             no_store = "no-store" in resp.headers.get("cache-control", "").lower()
-            etag = None if no_store else resp.headers.get("etag")
+            etag = None if no_store else _etag(resp.headers.get("etag"))
             self._cached = _Cached(card, url, etag, self._expiry(resp))
             return card
-        raise A2ADiscoveryError("no agent card found (" + "; ".join(failures) + ")")
+        raise A2ADiscoveryError(
+            "no agent card found (" + "; ".join(failures) + ")", not_found=True, **self._context
+        )
 
     async def _get(self, url: str, headers: dict[str, str]) -> RawResponse:
         self.requests += 1
@@ -155,31 +172,42 @@ class AgentCardFetcher:
                 headers=headers,
                 credentials=self._credentials,
                 max_bytes=MAX_CARD_BYTES,
+                context=self._context,
             )
         except A2AProtocolError as exc:  # mostly: over the size limit
-            oversize = "bytes" in exc.message
-            why = f"is larger than {MAX_CARD_BYTES} bytes" if oversize else f": {exc.message}"
-            raise A2ADiscoveryError(f"agent card at {url} {why}") from exc
+            why = f"is larger than {exc.limit} bytes" if exc.limit else f": {exc.message}"
+            raise A2ADiscoveryError(f"agent card at {url} {why}", **self._context) from exc
         if resp.status not in (200, 304, 404):
             raise A2ADiscoveryError(
                 f"agent card at {url}: HTTP {resp.status}",
                 status_code=resp.status,
                 retry_after=parse_retry_after(resp.headers.get("retry-after")),
+                **self._context,
             )
         return resp
 
     async def _fetch_keys(self, url: str) -> Any:
         """A JWKS document for the verifier: no agent credentials, card-sized at most."""
-        resp = await self._http.request("GET", url, max_bytes=MAX_CARD_BYTES)
+        resp = await self._http.request("GET", url, max_bytes=MAX_CARD_BYTES, context=self._context)
         if resp.status != 200:
             raise A2ADiscoveryError(
-                f"key set at {url}: HTTP {resp.status}", status_code=resp.status
+                f"key set at {url}: HTTP {resp.status}", status_code=resp.status, **self._context
             )
-        return _card_json(resp)
+        return _card_json(resp, self._context)
 
     def _expiry(self, resp: RawResponse) -> float:
         max_age = _max_age(resp.headers.get("cache-control", ""))
         return anyio.current_time() + (self.ttl if max_age is None else max_age)
+
+
+#: An ETag sent back as it came: visible ASCII (quotes and ``W/`` included), 8 KiB at most.
+_ETAG = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,8190}[\x21-\x7e])?")
+
+
+def _etag(value: str | None) -> str | None:
+    """The ETag to send back in ``If-None-Match``; None for one that no header could carry
+    unchanged (characters outside ASCII, controls): kept, it would break every refresh."""
+    return value if value is not None and _ETAG.fullmatch(value) else None
 
 
 def _looks_json(resp: RawResponse) -> bool:
@@ -189,10 +217,12 @@ def _looks_json(resp: RawResponse) -> bool:
     return not ctype and resp.content.lstrip()[:1] == b"{"
 
 
-def _card_json(resp: RawResponse) -> Any:
+def _card_json(resp: RawResponse, context: ErrorContext) -> Any:
     if len(resp.content) > MAX_CARD_BYTES:
-        raise A2ADiscoveryError(f"agent card at {resp.url} is larger than {MAX_CARD_BYTES} bytes")
+        raise A2ADiscoveryError(
+            f"agent card at {resp.url} is larger than {MAX_CARD_BYTES} bytes", **context
+        )
     try:
         return json.loads(resp.content)
     except (ValueError, RecursionError) as exc:
-        raise A2ADiscoveryError(f"agent card at {resp.url} is not JSON: {exc}") from exc
+        raise A2ADiscoveryError(f"agent card at {resp.url} is not JSON: {exc}", **context) from exc

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
 
 import anyio
 
@@ -44,11 +43,13 @@ from a2a_anyio._dialects.follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
+    A2ADiscoveryError,
     A2AHTTPError,
     A2ATimeoutError,
     MethodNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
+    located,
 )
 from a2a_anyio._http import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -58,6 +59,9 @@ from a2a_anyio._http import (
     AsyncClient,
     HttpTransport,
     VerifyTypes,
+    resolve,
+    shown,
+    url_problem,
 )
 from a2a_anyio._http_sse import open_sse
 from a2a_anyio._model import (
@@ -105,16 +109,12 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 
 
 def check_url(url: str, what: str = "url") -> str:
-    """``url`` if it is an absolute http(s) URL, else ValueError."""
+    """``url`` if it is an absolute http(s) URL that can be requested, else ValueError."""
     if not isinstance(url, str):
         raise ValueError(f"{what} must be a string, not {type(url).__name__}")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{what} must be an absolute http(s) URL, not {url!r}")
-    try:
-        _ = parts.port
-    except ValueError as exc:
-        raise ValueError(f"{what} has an invalid port: {url!r}") from exc
+    problem = url_problem(url)
+    if problem is not None:
+        raise ValueError(f"{what} {problem}: {shown(url)}")
     return url
 
 
@@ -148,6 +148,8 @@ class A2AClient:
     only to the origin of ``url`` / ``endpoint``. ``timeout`` is the deadline of a unary call;
     ``idle_timeout`` the longest gap allowed between stream events; ``keep_events`` how many
     of the latest events a stream keeps in ``stream.events`` (None: all).
+    ``max_response_bytes`` bounds a response and a stream's folded task and kept events;
+    ``max_event_bytes`` one event. Both count decoded bytes.
     """
 
     def __init__(
@@ -294,11 +296,7 @@ class A2AClient:
             if self._card is None:
                 raise ValueError("this client was made with endpoint= and no url: it has no card")
             return self._card
-        try:
-            card = await self._fetcher.fetch(force=refresh)
-        except A2AClientError as exc:
-            exc.agent = exc.agent or self.url
-            raise
+        card = await self._fetcher.fetch(force=refresh)
         self._card = card
         return card
 
@@ -346,12 +344,29 @@ class A2AClient:
             ]
         card = self._card if self._card is not None else await self.get_card()
         base = self._fetcher.card_url or self.url or ""
-        out = []
-        for iface in candidates(card, self.protocol, self.bindings):
-            url = check_url(urljoin(base, iface.url), "the card's interface url")
+        try:
+            usable = candidates(card, self.protocol, self.bindings)
+        except A2AClientError as exc:  # the card's reader knows no agent
+            error = located(exc, {"agent": self.url, "operation": "card"})
+            if error is exc:
+                raise
+            raise error from exc
+        out, unusable = [], []
+        for iface in usable:
+            url, problem = resolve(base, iface.url)  # relative URLs are the card's own
+            if problem is not None:
+                unusable.append(f"{shown(iface.url)} {problem}")
+                continue
             version = iface.protocol_version or "0.3"
             tenant = self.tenant or iface.tenant
             out.append(codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions))
+        if not out:
+            raise A2ADiscoveryError(
+                f"agent {card.name!r} offers no interface URL this client can call: "
+                + "; ".join(unusable),
+                agent=self.url,
+                operation="card",
+            )
         return out
 
     @property
@@ -398,7 +413,7 @@ class A2AClient:
         use, send it, decode the answer; after a "wrong dialect" answer, again with the next
         candidate."""
         self._check_open()
-        with deadline(self.timeout, agent=self.url or self.endpoint, method=op.value) as call:
+        with deadline(self.timeout, agent=self.url or self.endpoint, operation=op.value) as call:
             while True:
                 codec = self._codec or await self._resolve()
                 try:
@@ -411,8 +426,12 @@ class A2AClient:
         self, codec: WireCodec, request: WireRequest[Any], call: CallInProgress
     ) -> Any:
         """Send ``request`` under the retry policy and decode its answer; its alternative
-        form once, when the codec says the first was rejected for its form."""
-        call.agent, call.method = request.url, request.name
+        form once, when the codec says the first was rejected for its form.
+
+        Errors are built where they happen with the request's context; a 401/403 is raised
+        again as a new error that also says what the card asks for.
+        """
+        call.context = request.context
 
         async def attempt() -> Any:
             resp = await self._http.request(
@@ -421,6 +440,7 @@ class A2AClient:
                 content=request.body,
                 headers=request.headers,
                 credentials=self._credentials,
+                context=call.context,
             )
             return codec.decode(request, resp.status, resp.headers, resp.content)
 
@@ -435,22 +455,23 @@ class A2AClient:
                 if alternative is None:
                     raise
                 request = alternative
+                call.context = request.context
                 return await retry.run(
                     attempt, operation=request.name, idempotent=request.idempotent, until=call.until
                 )
-        except A2AClientError as exc:
-            self._annotate(exc, request.url, request.name)
-            raise
+        except A2AAuthError as exc:
+            schemes = self._card_schemes(exc)
+            if not schemes:
+                raise
+            asks = f"{exc.message} (the agent asks for: {'; or '.join(schemes)})"
+            raise exc.with_context(message=asks, schemes=schemes) from exc
 
-    def _annotate(self, exc: A2AClientError, url: str, method: str) -> None:
-        """Say where an error happened; for 401/403, what the card asks for."""
-        exc.agent = exc.agent or url
-        exc.method = exc.method or method
+    def _card_schemes(self, exc: A2AAuthError) -> list[str]:
+        """What the card asks for, for an auth error that does not say it yet."""
         card = self._card
-        if isinstance(exc, A2AAuthError) and card is not None and not exc.schemes:
-            exc.schemes = describe_security(card)
-            if exc.schemes:
-                exc.message = f"{exc.message} (the agent asks for: {'; or '.join(exc.schemes)})"
+        if card is None or exc.schemes:
+            return []
+        return describe_security(card)
 
     async def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its raw result.
@@ -469,7 +490,8 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         self._check_open()
-        with deadline(self.timeout, agent=self.url or self.endpoint, method=method) as call:
+        agent = self.url or self.endpoint
+        with deadline(self.timeout, agent=agent, operation=Op.CALL.value, method=method) as call:
             codec = await self._resolve()
             if codec.binding != "jsonrpc":  # any JSON-RPC interface the agent has will do
                 jsonrpc = next((c for c in self._candidates if c.binding == "jsonrpc"), None)
@@ -477,7 +499,7 @@ class A2AClient:
                     raise UnsupportedOperationError(
                         f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
                         f" to this client (bindings={list(self.bindings)})",
-                        method=method,
+                        **call.context,
                     )
                 codec = jsonrpc
             request = codec.encode(Op.CALL, Call(method, params, idempotent))
@@ -493,9 +515,12 @@ class A2AClient:
         self._check_open()
         url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
         assert url is not None
+        agent = self.url or self.endpoint
         start = time.perf_counter()
-        with deadline(self.timeout, agent=url, method="ping"):
-            await self._http.request("GET", url, credentials=self._credentials)
+        with deadline(self.timeout, agent=agent, operation="ping") as call:
+            await self._http.request(
+                "GET", url, credentials=self._credentials, context=call.context
+            )
         return (time.perf_counter() - start) * 1000.0
 
     # -- operations -----------------------------------------------------------------------
@@ -591,7 +616,7 @@ class A2AClient:
             f"task {task_id} did not finish within {timeout}s",
             timeout="deadline",
             agent=self.url or self.endpoint,
-            method="wait",
+            operation="wait",
         )
 
     def _prepare(
@@ -672,10 +697,16 @@ class A2AClient:
         return self._stream(Op.SUBSCRIBE, TaskRef(task_id), idle_timeout, total_timeout, resume)
 
     def _opener(self, op: Op, args: OpArgs) -> Opener:
+        encoded: tuple[WireCodec, WireRequest[Any]] | None = None
+
         async def opener() -> StreamWire:
+            nonlocal encoded
             self._check_open()
             codec = await self._resolve()
-            request = codec.encode(op, args)
+            if encoded is None or encoded[0] is not codec:
+                # Encoded once: a retry sends the same request (message id, JSON-RPC id).
+                encoded = codec, codec.encode(op, args)
+            request = encoded[1]
             alternative = request.alternative
             if request.when is not Fallback.METHOD_NOT_ALLOWED:
                 alternative = None
@@ -687,6 +718,7 @@ class A2AClient:
                 headers=request.headers,
                 credentials=self._credentials,
                 on_405=None if alternative is None else alternative.resend,
+                context=request.context,
             )
             return StreamWire(conn, codec, request)
 
@@ -715,6 +747,7 @@ class A2AClient:
             resubscribe=self._resubscriber if resume else None,
             poll=self.get_task if resume else None,
             keep_events=self.keep_events,
+            max_bytes=self._http.max_response_bytes,
         )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:

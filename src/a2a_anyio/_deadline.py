@@ -14,34 +14,42 @@ from dataclasses import dataclass
 
 import anyio
 
-from a2a_anyio._errors import A2ATimeoutError
+from a2a_anyio._errors import A2ATimeoutError, ErrorContext
 
 
 @dataclass(slots=True)
 class Call:
     """One call in progress: its absolute deadline (``anyio.current_time()`` clock, ``inf``
-    without one), and where it goes, filled in as it is learned (the error that ends the call
-    names them)."""
+    without one), and where it goes, ``context`` updated as it is learned (the error that ends
+    the call names it)."""
 
     until: float
-    agent: str | None
-    method: str
+    context: ErrorContext
+
+    @property
+    def agent(self) -> str | None:
+        """The URL the call goes to, as far as it is known."""
+        return self.context.get("agent")
 
 
 @contextmanager
-def deadline(seconds: float | None, *, agent: str | None, method: str) -> Iterator[Call]:
+def deadline(
+    seconds: float | None,
+    *,
+    agent: str | None,
+    operation: str,
+    method: str | None = None,
+) -> Iterator[Call]:
     """Run the block within ``seconds`` (None: no limit). At the deadline the block is
     cancelled and ``A2ATimeoutError(timeout="deadline")`` raised."""
+    context: ErrorContext = {"agent": agent, "method": method, "operation": operation}
     if seconds is None:
-        yield Call(math.inf, agent, method)
+        yield Call(math.inf, context)
         return
-    call = Call(anyio.current_time() + seconds, agent, method)
+    call = Call(anyio.current_time() + seconds, context)
     with anyio.CancelScope(deadline=call.until) as scope:
         yield call
     if scope.cancelled_caught:
         raise A2ATimeoutError(
-            f"no answer within the {seconds}s deadline",
-            timeout="deadline",
-            agent=call.agent,
-            method=call.method,
+            f"no answer within the {seconds}s deadline", timeout="deadline", **call.context
         )

@@ -5,26 +5,39 @@ Misuse (a bad argument, a closed client reused) raises ``ValueError`` / ``Runtim
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 if TYPE_CHECKING:
     from a2a_anyio._model import StreamEvent, Task, TaskState
 
 _BODY_PREVIEW = 500
+_E = TypeVar("_E", bound="A2AClientError")
+
+
+class ErrorContext(TypedDict, total=False):
+    """Where a failure happened: the keyword arguments every ``A2AClientError`` takes."""
+
+    agent: str | None
+    method: str | None
+    operation: str | None
+    request_id: int | str | None
 
 
 class A2AClientError(Exception):
     """Root of every error the client raises at run time.
 
-    ``retryable`` says whether trying again may help; ``agent`` and ``method`` say where the
-    failure happened, when known, and ``request_id`` which JSON-RPC request it answered;
-    ``events`` holds the stream events received before it; ``attempts`` how many tries the
-    retry policy made.
+    ``retryable`` says whether trying again may help. Where the failure happened, when known:
+    ``agent`` (the URL called), ``method`` (how the wire names the call: the JSON-RPC method,
+    or the HTTP verb and path), ``operation`` (the client's name for it: ``send``, ``get``,
+    ``card``...) and ``request_id`` (the JSON-RPC request it answered). ``events`` holds the
+    stream events received before it; ``attempts`` how many tries the retry policy made.
+
+    An error is built once, with all of that, and not changed after it is raised: a layer
+    that knows more raises a new error made by ``with_context``.
     """
 
     retryable: bool = False
-    request_id: int | str | None = None
 
     def __init__(
         self,
@@ -32,19 +45,64 @@ class A2AClientError(Exception):
         *,
         agent: str | None = None,
         method: str | None = None,
+        operation: str | None = None,
         request_id: int | str | None = None,
+        events: Sequence[StreamEvent] = (),
+        attempts: int = 1,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.agent = agent
         self.method = method
+        self.operation = operation
         self.request_id = request_id
-        self.events: list[StreamEvent] = []
-        self.attempts = 1
+        self.events: list[StreamEvent] = list(events)
+        self.attempts = attempts
+
+    def with_context(self: _E, **changes: Any) -> _E:
+        """A new error of the same class with every field of this one, ``changes`` replacing
+        some of them (``message``, ``events``, ``attempts``, ``schemes``...).
+
+        This error is left as it is and becomes the new one's ``__cause__``.
+        """
+        fields = vars(self)
+        unknown = sorted(name for name in changes if name not in fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(unknown)}")
+        state = {**fields, **changes}
+        new = type(self).__new__(type(self))
+        # Lists (events, schemes, notes) are copied: the two errors share no mutable value.
+        new.__dict__.update({k: list(v) if isinstance(v, list) else v for k, v in state.items()})
+        new.__dict__["events"] = list(state["events"])
+        new.args = (new.message,) if self.args == (self.message,) else self.args
+        new.__cause__ = self
+        return new
 
     def __str__(self) -> str:
-        where = " ".join(x for x in (self.method, f"at {self.agent}" if self.agent else None) if x)
+        name = self.method or self.operation
+        where = " ".join(x for x in (name, f"at {self.agent}" if self.agent else None) if x)
         return f"{self.message} ({where})" if where else self.message
+
+
+def context_of(error: A2AClientError) -> ErrorContext:
+    """Where ``error`` says it happened, as keyword arguments for another error."""
+    return {
+        "agent": error.agent,
+        "method": error.method,
+        "operation": error.operation,
+        "request_id": error.request_id,
+    }
+
+
+def located(error: _E, context: ErrorContext) -> _E:
+    """``error`` when it already says everything ``context`` says, else a new error
+    (``with_context``) that fills in what it left out."""
+    missing = {
+        name: value
+        for name, value in context.items()
+        if value is not None and getattr(error, name) is None
+    }
+    return error.with_context(**missing) if missing else error
 
 
 class A2AConnectionError(A2AClientError):
@@ -69,6 +127,9 @@ class A2ATimeoutError(A2AConnectionError):
         self.timeout = timeout
 
 
+_RETRYABLE_STATUSES = (429, 502, 503, 504)
+
+
 class A2AHTTPError(A2AClientError):
     """The server answered with an HTTP error status; ``body`` is truncated; ``retry_after``
     holds the seconds a ``Retry-After`` header asked for."""
@@ -82,22 +143,26 @@ class A2AHTTPError(A2AClientError):
         preview = " ".join(self.body.split())[:200]
         msg = f"HTTP {status_code}" + (f": {preview}" if preview else "")
         super().__init__(msg, **kwargs)
-        self.retryable = status_code in (429, 502, 503, 504)
+        self.retryable = status_code in _RETRYABLE_STATUSES
 
 
 class A2AAuthError(A2AHTTPError):
     """HTTP 401 or 403: credentials missing, wrong, or not enough; ``schemes`` lists what the
     agent's card asks for, when the card is known."""
 
-    def __init__(self, status_code: int, body: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self, status_code: int, body: str = "", *, schemes: Sequence[str] = (), **kwargs: Any
+    ) -> None:
         super().__init__(status_code, body, **kwargs)
-        self.schemes: list[str] = []
+        self.schemes = list(schemes)
 
 
 class A2ADiscoveryError(A2AClientError):
     """No usable agent card: missing, not JSON, not a card, or no interface this client speaks.
 
-    When the card request got an HTTP error, ``status_code`` and ``retry_after`` say which.
+    ``not_found`` is true when no card was found where cards are looked for. When the card
+    request got an HTTP error, ``status_code`` and ``retry_after`` say which. ``retryable``
+    follows the status unless given.
     """
 
     def __init__(
@@ -106,16 +171,26 @@ class A2ADiscoveryError(A2AClientError):
         *,
         status_code: int | None = None,
         retry_after: float | None = None,
+        not_found: bool = False,
+        retryable: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(message, **kwargs)
         self.status_code = status_code
         self.retry_after = retry_after
-        self.retryable = status_code in (429, 502, 503, 504)
+        self.not_found = not_found
+        self.retryable = status_code in _RETRYABLE_STATUSES if retryable is None else retryable
 
 
 class A2AProtocolError(A2AClientError):
-    """The server broke the protocol: bad JSON, wrong JSON-RPC id, bad SSE frame, bad shape."""
+    """The server broke the protocol: bad JSON, wrong JSON-RPC id, bad SSE frame, bad shape.
+
+    ``limit`` is set when an answer was refused for its size: the byte limit it went over.
+    """
+
+    def __init__(self, message: str, *, limit: int | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.limit = limit
 
 
 class A2ARPCError(A2AClientError):
@@ -299,6 +374,22 @@ _BY_REASON: dict[str, type[A2ARPCError]] = {
 }
 
 
+_REASONS = {cls.code: reason for reason, cls in _BY_REASON.items()}
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def error_details(code: int, metadata: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The v1.0 details of an error with ``code``: one ErrorInfo (what ``error_reason`` reads)."""
+    return [
+        {
+            "@type": _ERROR_INFO,
+            "reason": _REASONS.get(code, "INTERNAL_ERROR"),
+            "domain": "a2a-protocol.org",
+            "metadata": {k: str(x) for k, x in (metadata or {}).items()},
+        }
+    ]
+
+
 def error_reason(data: Any) -> str | None:
     """The ``reason`` of the first ``google.rpc.ErrorInfo`` in v1.0 error details, if any."""
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
@@ -317,24 +408,21 @@ def rpc_error(
     *,
     version: str = "1.0",
     task_id: str | None = None,
-    agent: str | None = None,
-    method: str | None = None,
+    context: ErrorContext | None = None,
 ) -> A2ARPCError:
-    """The typed error for a JSON-RPC error object, honouring the dialect and ErrorInfo.reason."""
+    """The typed error for a JSON-RPC error object, honouring the dialect and ErrorInfo.reason;
+    ``context`` says which call it answers."""
     text = message if isinstance(message, str) and message else "JSON-RPC error"
     num = code if isinstance(code, int) and not isinstance(code, bool) else -32603
     reason = error_reason(data)
     cls = (
         _BY_REASON.get(reason or "") or _BY_VERSION.get(version, {}).get(num) or _STANDARD.get(num)
     )
-    kwargs: dict[str, Any] = {"data": data, "reason": reason, "agent": agent, "method": method}
+    kwargs: dict[str, Any] = {"code": num, "data": data, "reason": reason, **(context or {})}
     if cls is None or cls is A2AServerError:
-        return A2AServerError(text, code=num, **kwargs)
+        return A2AServerError(text, **kwargs)
     if cls is TaskNotFoundError:
-        err: A2ARPCError = TaskNotFoundError(task_id, text, **kwargs)
-    elif cls is TaskNotCancelableError:
-        err = TaskNotCancelableError(None, text, **kwargs)
-    else:
-        err = cls(text, **kwargs)
-    err.code = num
-    return err
+        return TaskNotFoundError(task_id, text, **kwargs)
+    if cls is TaskNotCancelableError:
+        return TaskNotCancelableError(None, text, **kwargs)
+    return cls(text, **kwargs)

@@ -140,7 +140,11 @@ class MergedStreams:
                         error = exc
                 if scope.cancelled_caught:
                     error = A2ATimeoutError(
-                        f"stream of {name} cut by its deadline", timeout="deadline", agent=name
+                        f"stream of {name} cut by its deadline",
+                        timeout="deadline",
+                        agent=name,
+                        operation=stream.method,
+                        events=stream.events,
                     )
             if error is not None:
                 # The consumer may have left: an item nobody reads is not an error.
@@ -283,6 +287,7 @@ async def fan_out(
                     f"no answer within the fan-out's {timeout}s deadline",
                     timeout="deadline",
                     agent=result.agent,
+                    operation="send",
                 )
     return results
 

@@ -10,13 +10,15 @@ import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urljoin
+from urllib.parse import urlencode, urljoin, urlsplit
 
 import anyio
+import anyio.lowlevel
 import httpx
 
-from a2a_anyio._auth import Credentials, MutualTLS, origin_of
+from a2a_anyio._auth import Auth, Credentials, MutualTLS, origin_of
 from a2a_anyio._cookies import CookieJar, Origin
+from a2a_anyio._decoding import ACCEPT_ENCODING, BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
@@ -25,6 +27,8 @@ from a2a_anyio._errors import (
     A2AHTTPError,
     A2AProtocolError,
     A2ATimeoutError,
+    ErrorContext,
+    located,
 )
 
 AsyncClient = httpx.AsyncClient
@@ -114,6 +118,45 @@ MAX_TOKEN_BYTES = 64 * 1024
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be requested, as a phrase ("is not an absolute http(s) URL"), or
+    None when it can: it must be an absolute http(s) URL that httpx reads, with a port from
+    1 to 65535 and no lone surrogate. The user's URLs and those servers give (a card's
+    interfaces, a redirect's ``Location``) are checked alike."""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return "is not an absolute http(s) URL"
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if port == 0:
+            return "has an invalid port"
+        url.encode()
+        httpx.URL(url)
+    except UnicodeError:
+        return "holds a lone surrogate (not valid Unicode)"
+    except (ValueError, httpx.InvalidURL) as exc:
+        return f"cannot be read ({str(exc)[:100]})"
+    return None
+
+
+def resolve(base: str, ref: str) -> tuple[str, str | None]:
+    """``ref`` (a URL a server gave, maybe relative) made absolute against ``base``, and
+    why it cannot be requested (``url_problem``), or None."""
+    try:
+        url = urljoin(base, ref)
+    except ValueError as exc:  # a broken IPv6 literal
+        return ref, f"cannot be read ({str(exc)[:100]})"
+    return url, url_problem(url)
+
+
+def shown(url: str) -> str:
+    """A URL a server gave, for a message: quoted, escaped and cut short."""
+    return repr(url[:200] + ("..." if len(url) > 200 else ""))
+
+
 def _origin(url: httpx.URL) -> Origin:
     return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme)
 
@@ -126,21 +169,27 @@ def _on(url: str, origin: Origin) -> bool:
         return False
 
 
-def mapped(exc: Exception, url: str) -> A2AClientError:
+def mapped(exc: Exception, url: str, context: ErrorContext | None = None) -> A2AClientError:
+    """The error of ours for an httpx exception, saying which call it broke (``context``)."""
+    where = context or {}
     # The request never left: connect failures are safe to retry for any operation.
     if isinstance(exc, httpx.ConnectTimeout):
-        return A2ATimeoutError(f"connect timeout to {url}", timeout="connect", request_sent=False)
+        return A2ATimeoutError(
+            f"connect timeout to {url}", timeout="connect", request_sent=False, **where
+        )
     if isinstance(exc, httpx.ReadTimeout):
-        return A2ATimeoutError(f"read timeout from {url}", timeout="read")
+        return A2ATimeoutError(f"read timeout from {url}", timeout="read", **where)
     if isinstance(exc, httpx.WriteTimeout):
-        return A2ATimeoutError(f"write timeout to {url}", timeout="write")
+        return A2ATimeoutError(f"write timeout to {url}", timeout="write", **where)
     if isinstance(exc, httpx.PoolTimeout):
-        return A2ATimeoutError(f"no free connection for {url}", timeout="pool", request_sent=False)
+        return A2ATimeoutError(
+            f"no free connection for {url}", timeout="pool", request_sent=False, **where
+        )
     if isinstance(exc, httpx.ConnectError):
-        return A2AConnectionError(f"cannot connect to {url}: {exc}", request_sent=False)
+        return A2AConnectionError(f"cannot connect to {url}: {exc}", request_sent=False, **where)
     if isinstance(exc, httpx.RemoteProtocolError):
         # Mostly a peer that closed the connection mid-response: a cut, not bad data.
-        return A2AConnectionError(f"connection to {url} broke: {exc}")
+        return A2AConnectionError(f"connection to {url} broke: {exc}", **where)
     if isinstance(exc, httpx.LocalProtocolError):
         # Its text, and that of the errors under it, quotes the header the HTTP layer refused,
         # which may hold a credential: scrubbed, so that no traceback shows it.
@@ -150,22 +199,24 @@ def mapped(exc: Exception, url: str) -> A2AClientError:
                 break
             cause.args = ("a header or the request line is not valid HTTP",)
             cause = cause.__cause__ or cause.__context__
-        return A2AClientError(f"the request to {url} could not be sent: it is not valid HTTP")
+        return A2AClientError(
+            f"the request to {url} could not be sent: it is not valid HTTP", **where
+        )
     if isinstance(exc, httpx.DecodingError):
-        return A2AProtocolError(f"undecodable HTTP response from {url}: {exc}")
+        return A2AProtocolError(f"undecodable HTTP response from {url}: {exc}", **where)
     if isinstance(exc, httpx.TransportError):
-        return A2AConnectionError(f"connection to {url} failed: {exc}")
-    return A2AProtocolError(f"HTTP error with {url}: {exc}")
+        return A2AConnectionError(f"connection to {url} failed: {exc}", **where)
+    return A2AProtocolError(f"HTTP error with {url}: {exc}", **where)
 
 
-def _refused(url: str, hop: int) -> A2AClientError:
+def _refused(url: str, hop: int, where: ErrorContext) -> A2AClientError:
     why = (
         f"credentials are bound to the agent's own origin; {url} is another one "
         "(trusted_origins= allows it, or cross_origin='strip' sends without credentials)"
     )
     if hop == 0:
-        return A2ADiscoveryError(f"refusing to call {url}: {why}")
-    return A2AHTTPError(307, f"refusing a redirect to {url}: {why}")
+        return A2ADiscoveryError(f"refusing to call {url}: {why}", **where)
+    return A2AHTTPError(307, f"refusing a redirect to {url}: {why}", **where)
 
 
 class HttpTransport:
@@ -214,22 +265,31 @@ class HttpTransport:
         credentials: Credentials | None = None,
         max_bytes: int | None = None,
         stay_on_origin: bool = False,
+        context: ErrorContext | None = None,
     ) -> RawResponse:
         """Send a request and read the whole response (bounded by ``max_bytes``).
 
         ``credentials`` are attached only where they may go, and ``stay_on_origin`` refuses
         redirects elsewhere (see ``exchange``). The caller's cancel scope keeps the deadline.
+        Errors are built with ``context``: which call this is.
         """
+        where = context or {}
         try:
             response, url = await self.exchange(
-                method, url, content, headers or {}, credentials, stay_on_origin=stay_on_origin
+                method,
+                url,
+                content,
+                headers or {},
+                credentials,
+                stay_on_origin=stay_on_origin,
+                context=where,
             )
             try:
-                body = await self.read_body(response, url, max_bytes)
+                body = await self.read_body(response, url, max_bytes, where)
             finally:
                 await response.aclose()
         except HTTPX_ERRORS as exc:
-            raise mapped(exc, url) from exc
+            raise mapped(exc, url, where) from exc
         return RawResponse(response.status_code, response.headers, body, url)
 
     async def exchange(
@@ -242,6 +302,7 @@ class HttpTransport:
         timeout: httpx.Timeout | None = None,
         *,
         stay_on_origin: bool = False,
+        context: ErrorContext | None = None,
     ) -> tuple[httpx.Response, str]:
         """Send a request; the response with its body unread, and the URL that gave it.
 
@@ -250,8 +311,9 @@ class HttpTransport:
         here, hop by hop under the same rule; with ``stay_on_origin`` (the body holds a
         secret) a redirect to another origin raises ``A2AAuthError``. Each hop carries the
         cookies its own origin set. After a 401, a scheme that can renew its credentials
-        does, and the request is sent once more.
+        does, and the request is sent once more. Errors say ``context``.
         """
+        where = context or {}
         renewed = False
         start = origin_of(url) if stay_on_origin else None
         for hop in range(MAX_REDIRECTS + 1):
@@ -261,16 +323,21 @@ class HttpTransport:
                 if credentials.allows(url):
                     with_credentials = {**headers, **credentials.headers}
                     if credentials.auth is not None:
-                        target = await credentials.auth.apply(
-                            url, with_credentials, self._post_form
-                        )
+                        target = await self._apply(credentials.auth, url, with_credentials, where)
                     sent_headers = with_credentials
                 elif credentials.policy == "refuse":
-                    raise _refused(url, hop)
+                    raise _refused(url, hop, where)
             request = self._build(method, target, content, sent_headers, timeout)
             origin = _origin(request.url)
             self._add_cookies(request, origin, sent_headers)
-            response = await self.client.send(request, stream=True, follow_redirects=False)
+            try:
+                response = await self.client.send(request, stream=True, follow_redirects=False)
+            except (httpx.InvalidURL, httpx.RemoteProtocolError) as exc:
+                # httpx reads a redirect's Location before it hands the response over.
+                if isinstance(exc, httpx.InvalidURL) or "location header" in str(exc):
+                    why = f"its Location cannot be read ({exc})"
+                    raise A2AProtocolError(f"refusing a redirect from {url}: {why}") from exc
+                raise
             if "set-cookie" in response.headers:
                 now = anyio.current_time()
                 lines = response.headers.get_list("set-cookie")
@@ -281,13 +348,16 @@ class HttpTransport:
             location = response.headers.get("location") if status in _REDIRECTS else None
             if location:
                 await response.aclose()
-                url = urljoin(url, location)
+                url, problem = resolve(url, location)
                 if start is not None and not _on(url, start):
                     raise A2AAuthError(
                         status,
                         f"the token endpoint redirected to another origin: {url}; "
                         "the client secret goes only to the token URL's own origin",
+                        **where,
                     )
+                if problem is not None:
+                    raise A2AProtocolError(f"refusing a redirect to {shown(url)}: it {problem}")
                 if response.status_code == 303 or (
                     response.status_code in (301, 302) and method == "POST"
                 ):
@@ -305,7 +375,7 @@ class HttpTransport:
                 await response.aclose()
                 continue
             return response, url
-        raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}")
+        raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}", **where)
 
     def _build(
         self,
@@ -320,6 +390,7 @@ class HttpTransport:
         an injected client's jar may hold what any server put there."""
         client = self.client
         merged = httpx.Headers(client.headers)
+        merged["Accept-Encoding"] = ACCEPT_ENCODING  # only what decoded_body decodes
         merged.update(headers)
         target = httpx.URL(url)
         if client.params:
@@ -340,40 +411,72 @@ class HttpTransport:
         if theirs:
             request.headers["Cookie"] = f"{own}; {theirs}" if own else theirs
 
-    async def _post_form(self, url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
-        """A form POST with no client credentials (OAuth token requests): the form holds a
-        secret, so a redirect to another origin is refused (``A2AAuthError``)."""
-        resp = await self.request(
-            "POST",
-            url,
-            content=urlencode(form).encode(),
-            headers={"Content-Type": "application/x-www-form-urlencoded"},
-            max_bytes=MAX_TOKEN_BYTES,
-            stay_on_origin=True,
-        )
-        return resp.status, resp.content
+    async def _apply(
+        self, auth: Auth, url: str, headers: dict[str, str], where: ErrorContext
+    ) -> str:
+        """Let ``auth`` set its credentials (fetching a token, perhaps); the URL to send.
+
+        Its errors say which call needed the credentials.
+        """
+
+        async def post_form(token_url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
+            # A token request: no credentials of the client go with it, and the form holds
+            # a secret, so a redirect to another origin is refused (A2AAuthError).
+            resp = await self.request(
+                "POST",
+                token_url,
+                content=urlencode(form).encode(),
+                headers={"Content-Type": "application/x-www-form-urlencoded"},
+                max_bytes=MAX_TOKEN_BYTES,
+                stay_on_origin=True,
+                context=where,
+            )
+            return resp.status, resp.content
+
+        try:
+            return await auth.apply(url, headers, post_form)
+        except A2AClientError as exc:
+            error = located(exc, where)  # an auth scheme knows no call
+            if error is exc:
+                raise
+            raise error from exc
 
     async def read_body(
-        self, response: httpx.Response, url: str, max_bytes: int | None = None
+        self,
+        response: httpx.Response,
+        url: str,
+        max_bytes: int | None = None,
+        context: ErrorContext | None = None,
     ) -> bytes:
+        """The body, decoded; ``A2AProtocolError`` past ``max_bytes`` (``max_response_bytes``
+        by default) as decoded or as sent, after reading at most that much and a step."""
+        where = context or {}
         limit = self.max_response_bytes if max_bytes is None else max_bytes
         headers = response.headers
         declared = headers.get("content-length")
-        if declared is not None and declared.isdigit():
-            if int(declared) > limit:
-                raise A2AProtocolError(f"response from {url} is {declared} bytes, over {limit}")
+        if declared is not None and declared.isascii() and declared.isdigit():
+            # (never int() of thousands of digits)
+            if len(declared.lstrip("0")) > 18 or int(declared) > limit:
+                raise A2AProtocolError(
+                    f"response from {url} declares a length over {limit} bytes",
+                    limit=limit,
+                    **where,
+                )
             if "content-encoding" not in headers:
                 # HTTP framing stops the body at its declared length: no need to count.
                 return await response.aread()
         chunks: list[bytes] = []
         size = 0
-        reader = response.aiter_bytes()
+        reader = decoded_body(response, url, where)
         async for chunk in reader:
             size += len(chunk)
-            if size > limit:
+            # The bytes as sent count too: a coding can make nothing of what it is sent.
+            if size > limit or response.num_bytes_downloaded > limit:
                 await response.aclose()
                 await finish(reader)
-                raise A2AProtocolError(f"response from {url} exceeds {limit} bytes")
+                raise A2AProtocolError(
+                    f"response from {url} exceeds {limit} bytes", limit=limit, **where
+                )
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -381,6 +484,63 @@ class HttpTransport:
         """Close the httpx client if this transport created it."""
         if self.owns_client:
             await self.client.aclose()
+
+
+def decoded_body(
+    response: httpx.Response, url: str, context: ErrorContext | None = None
+) -> AsyncIterator[bytes]:
+    """The body of ``response``, its ``Content-Encoding`` undone in steps of at most 64 KiB
+    (``_decoding``); ``A2AProtocolError`` for a coding that is not gzip or deflate, or a
+    compressed stream that is broken or cut short (built with ``context``).
+
+    A body that httpx has already read whole (a mock transport's, made with its content) is
+    taken as it is. A network read that decodes to more than one step has a checkpoint
+    between the steps, so that a deadline or a cancellation can end it.
+    """
+    try:
+        content = response.content
+    except httpx.ResponseNotRead:
+        pass
+    else:
+        return _whole(content)
+    try:
+        decoder = BodyDecoder(response.headers.get("content-encoding", ""))
+    except UndecodableBody as exc:
+        raise A2AProtocolError(f"response from {url}: {exc.reason}", **(context or {})) from None
+    if decoder.identity:
+        return response.aiter_raw()
+    return _decoded(response, decoder, url, context or {})
+
+
+async def _whole(content: bytes) -> AsyncIterator[bytes]:
+    yield content
+
+
+async def _decoded(
+    response: httpx.Response, decoder: BodyDecoder, url: str, context: ErrorContext
+) -> AsyncIterator[bytes]:
+    """Each network read decoded; an empty piece for a read that decodes to nothing."""
+    raw = response.aiter_raw()
+    try:
+        async for data in raw:
+            made = False
+            for piece in decoder.feed(data):
+                if made:
+                    await anyio.lowlevel.checkpoint()
+                made = True
+                yield piece
+            if not made:
+                yield b""
+        decoder.end()
+    except UndecodableBody as exc:
+        await response.aclose()
+        await finish(raw)
+        raise A2AProtocolError(f"response from {url}: {exc.reason}", **context) from None
+    except BaseException:
+        # Ended at a step of ours (a checkpoint cancelled, the reader closed): the reads
+        # under it end now too, not in the garbage collector.
+        await finish(raw)
+        raise
 
 
 async def finish(events: AsyncIterator[Any]) -> None:

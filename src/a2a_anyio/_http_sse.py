@@ -1,8 +1,10 @@
 """The I/O boundary's event streams: httpx-sse frames them, over bytes counted on arrival.
 
-httpx-sse turns a response into events. Around it: each chunk is reported as it arrives (bytes
-of a keep-alive comment push a stream's idle limit back), and an event that grows past
-``max_event_bytes`` is refused before more than the limit plus one network chunk is buffered.
+httpx-sse turns a response into events. Around it: the body is decoded in bounded steps
+(``_http.decoded_body``), each chunk is reported as it arrives (bytes of a keep-alive comment
+push a stream's idle limit back), and an event that grows past ``max_event_bytes`` of decoded
+bytes is refused before more than the limit plus one chunk (a network read, or a decoded step
+of at most 64 KiB) is buffered.
 """
 
 from __future__ import annotations
@@ -15,8 +17,15 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from a2a_anyio._auth import Credentials
-from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError
-from a2a_anyio._http import HTTPX_ERRORS, HttpTransport, RawResponse, finish, mapped
+from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError, ErrorContext
+from a2a_anyio._http import (
+    HTTPX_ERRORS,
+    HttpTransport,
+    RawResponse,
+    decoded_body,
+    finish,
+    mapped,
+)
 
 #: A request sent again in another form: method, URL, body.
 Resend = tuple[str, str, bytes | None]
@@ -25,29 +34,39 @@ _BOM = b"\xef\xbb\xbf"
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
 
 
-def oversize(url: str, limit: int) -> A2AProtocolError:
+def oversize(url: str, limit: int, context: ErrorContext) -> A2AProtocolError:
     """The error for an event larger than ``max_event_bytes``."""
-    return A2AProtocolError(f"an event from {url} is larger than {limit} bytes")
+    return A2AProtocolError(
+        f"an event from {url} is larger than {limit} bytes", limit=limit, **context
+    )
 
 
 class _CountedBody(httpx.AsyncByteStream):
     """A response's decoded bytes, counted between event ends, for httpx-sse to frame."""
 
     def __init__(
-        self, response: httpx.Response, limit: int, url: str, on_chunk: Callable[[], None]
+        self,
+        response: httpx.Response,
+        body: AsyncIterator[bytes],
+        limit: int,
+        url: str,
+        on_chunk: Callable[[], None],
+        context: ErrorContext,
     ) -> None:
         self._response = response
+        self._body = body
         self._limit = limit
         self._url = url
         self._on_chunk = on_chunk
+        self._context = context
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         pending = 0  # bytes since the last event end: what the framer may be holding
         last = b""
         first = True
-        chunks = self._response.aiter_bytes()
+        chunks = self._body
         async for chunk in chunks:
-            if first:
+            if first and chunk:
                 first = False
                 if chunk.startswith(_BOM):  # httpx-sse reads plain UTF-8, which keeps a BOM
                     chunk = chunk[len(_BOM) :]
@@ -58,7 +77,7 @@ class _CountedBody(httpx.AsyncByteStream):
             if pending > self._limit:
                 await self._response.aclose()
                 await finish(chunks)  # every generator under this one ends now, not in the GC
-                raise oversize(self._url, self._limit)
+                raise oversize(self._url, self._limit, self._context)
             if chunk:
                 last = chunk[-1:]
                 yield chunk
@@ -72,6 +91,7 @@ class SSEConnection:
 
     Servers answer a failing streaming call with a plain JSON body (or an HTTP error) rather
     than an event stream; that answer is read whole and kept for the caller to decode.
+    Errors are built with ``context``: which call the stream answers.
     """
 
     def __init__(
@@ -83,7 +103,9 @@ class SSEConnection:
         headers: Mapping[str, str],
         credentials: Credentials | None = None,
         on_405: Resend | None = None,
+        context: ErrorContext | None = None,
     ) -> None:
+        self._context: ErrorContext = context or {}
         self._transport = transport
         self._on_405 = on_405
         self._method = method
@@ -115,7 +137,13 @@ class SSEConnection:
         timeout = httpx.Timeout(connect=base.connect, read=read, write=base.write, pool=base.pool)
         try:
             response, _ = await transport.exchange(
-                self._method, self.url, self._content, self._headers, self._credentials, timeout
+                self._method,
+                self.url,
+                self._content,
+                self._headers,
+                self._credentials,
+                timeout,
+                context=self._context,
             )
             if response.status_code == 405 and self._on_405 is not None:
                 # The other form of the call (REST subscribe: POST per the spec, GET per the
@@ -123,7 +151,13 @@ class SSEConnection:
                 await response.aclose()
                 method, url, content = self._on_405
                 response, _ = await transport.exchange(
-                    method, url, content, self._headers, self._credentials, timeout
+                    method,
+                    url,
+                    content,
+                    self._headers,
+                    self._credentials,
+                    timeout,
+                    context=self._context,
                 )
         except HTTPX_ERRORS as exc:
             raise self._error(exc) from exc
@@ -131,16 +165,28 @@ class SSEConnection:
         ctype = response.headers.get("content-type", "")
         if response.status_code != 200 or "text/event-stream" not in ctype:
             try:
-                body = await transport.read_body(response, self.url)
+                body = await transport.read_body(response, self.url, context=self._context)
             except HTTPX_ERRORS as exc:
-                raise mapped(exc, self.url) from exc
+                raise mapped(exc, self.url, self._context) from exc
             finally:
                 await self.aclose()
             self.error_response = RawResponse(
                 response.status_code, response.headers, body, self.url
             )
             return self
-        counted = _CountedBody(response, transport.max_event_bytes, self.url, self._activity)
+        try:
+            decoded = decoded_body(response, self.url, self._context)
+        except A2AProtocolError:
+            await self.aclose()
+            raise
+        counted = _CountedBody(
+            response,
+            decoded,
+            transport.max_event_bytes,
+            self.url,
+            self._activity,
+            self._context,
+        )
         framed = httpx.Response(
             response.status_code,
             headers={"content-type": ctype},  # the bytes are decoded already
@@ -182,15 +228,16 @@ class SSEConnection:
             raise self._error(exc) from exc
 
     def _oversize(self) -> A2AProtocolError:
-        return oversize(self.url, self._max_event_bytes)
+        return oversize(self.url, self._max_event_bytes, self._context)
 
     def _error(self, exc: Exception) -> A2AClientError:
         if isinstance(exc, httpx.ReadTimeout) and self.idle_by_transport:
             return A2ATimeoutError(
                 f"stream stream-idle timeout: nothing from {self.url} within {self.idle_timeout}s",
                 timeout="stream-idle",
+                **self._context,
             )
-        return mapped(exc, self.url)
+        return mapped(exc, self.url, self._context)
 
     async def aclose(self) -> None:
         """Release the connection; safe to call more than once, also while cancelled."""
@@ -216,7 +263,9 @@ def open_sse(
     headers: Mapping[str, str],
     credentials: Credentials | None = None,
     on_405: Resend | None = None,
+    context: ErrorContext | None = None,
 ) -> SSEConnection:
     """A server-sent-events connection, opened by entering it; ``on_405`` is the request
-    (method, URL, body) sent instead when the server answers 405 Method Not Allowed."""
-    return SSEConnection(transport, method, url, content, headers, credentials, on_405)
+    (method, URL, body) sent instead when the server answers 405 Method Not Allowed;
+    ``context`` says which call its errors belong to."""
+    return SSEConnection(transport, method, url, content, headers, credentials, on_405, context)

@@ -215,10 +215,10 @@ def _as_dict(result: Task | Message, url: str) -> dict[str, Any]:
         parts = result.parts
     else:
         if result.status.state is not TaskState.COMPLETED:
-            raise TaskFailedError(result, agent=url, method="send")
+            raise TaskFailedError(result, agent=url, operation="send")
         if not result.artifacts:
             raise A2AProtocolError(
-                f"task {result.id} completed without artifacts", agent=url, method="send"
+                f"task {result.id} completed without artifacts", agent=url, operation="send"
             )
         parts = [p for a in result.artifacts for p in a.parts]
     for part in parts:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2ATimeoutError
+from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2ATimeoutError, context_of
 
 T = TypeVar("T")
 
@@ -55,13 +55,15 @@ class RetryPolicy:
     ``attempts`` counts every try (1 means no retry); ``deadline`` bounds all tries together,
     waits included. The wait before try n+1 is a full-jitter exponential backoff,
     ``uniform(0, min(max_backoff, backoff * 2**(n-1)))``, unless the server sent
-    ``Retry-After`` (seconds or an HTTP date, capped at ``max_retry_after``).
+    ``Retry-After`` (seconds or an HTTP date, capped at ``max_retry_after``; a date in the
+    past means now, and a value that cannot be read is ignored).
 
-    By default connection failures and HTTP 429, 502, 503, 504 are retried for idempotent
-    operations (card, get, list, cancel, subscribe, push config get/list/delete). Sends, and
-    calls of unknown methods, are retried only when the request never reached the server (a
-    failed connect); a stream only before its first event. ``retry_if`` replaces the default
-    choice among those safe cases; ``on_retry`` (sync or async) is called before each wait.
+    What may be retried is chosen first: every operation whose request the agent did not
+    take (a failed connect, HTTP 429, a 503 with a readable ``Retry-After``); any other
+    failure only for idempotent operations (card, get, list, cancel, subscribe, push config
+    get/list/delete, ``call(..., idempotent=True)``); a stream only before its first event.
+    Among those, ``retry_if`` decides when given, else connection failures and
+    ``retry_statuses`` are retried. ``on_retry`` (sync or async) is called before each wait.
     """
 
     attempts: int = 3
@@ -80,15 +82,16 @@ class RetryPolicy:
             raise ValueError("backoff times cannot be negative")
 
     def should_retry(self, error: A2AClientError, *, idempotent: bool) -> bool:
-        """Whether ``error`` deserves another try of an operation of that kind."""
-        sent = getattr(error, "request_sent", True)
-        if not idempotent and sent:
+        """Whether ``error`` deserves another try of an operation of that kind: first whether
+        another try is safe, then ``retry_if`` (or the default choice)."""
+        if getattr(error, "timeout", None) == "deadline":
+            return False  # the caller's own deadline ran out: no try can make it in time
+        if not idempotent and not _not_taken(error):
             return False
         if self.retry_if is not None:
             return self.retry_if(error)
         if isinstance(error, A2AConnectionError):
-            # The caller's own deadline ran out: another try cannot make it in time.
-            return getattr(error, "timeout", None) != "deadline"
+            return True
         return getattr(error, "status_code", None) in self.retry_statuses
 
     def delay(self, attempt: int, error: A2AClientError) -> float:
@@ -107,7 +110,8 @@ class RetryPolicy:
         idempotent: bool,
         until: float = math.inf,
     ) -> T:
-        """Await ``call()`` until it succeeds or the policy gives up (then its last error).
+        """Await ``call()`` until it succeeds or the policy gives up (then its last error, or
+        after more than one try a new one saying how many, caused by it).
 
         ``until`` is the call's deadline (``anyio.current_time()`` clock): a wait that would
         end past it ends the call at once with ``A2ATimeoutError`` instead.
@@ -124,14 +128,14 @@ class RetryPolicy:
                 return await call()
             except A2AClientError as exc:
                 if attempt >= self.attempts or not self.should_retry(exc, idempotent=idempotent):
-                    _gave_up(exc, attempt)
-                    raise
+                    if attempt == 1:
+                        raise  # one try: its error says it all
+                    raise _gave_up(exc, attempt, f"{attempt} attempts") from exc
                 wait = self.delay(attempt, exc) if _delays else 0.0
                 if self.deadline is not None and (
                     anyio.current_time() - start + wait > self.deadline
                 ):
-                    _gave_up(exc, attempt, f"the {self.deadline}s retry deadline")
-                    raise
+                    raise _gave_up(exc, attempt, f"the {self.deadline}s retry deadline") from exc
                 if anyio.current_time() + wait > until:
                     raise _past_deadline(exc, attempt, wait) from exc
                 if self.on_retry is not None:
@@ -142,12 +146,20 @@ class RetryPolicy:
                 attempt += 1
 
 
-def _gave_up(error: A2AClientError, attempts: int, why: str | None = None) -> None:
-    """Make ``error`` say how many tries it took, when there was more than one."""
-    error.attempts = attempts
-    if attempts > 1 or why:
-        reason = why or f"{attempts} attempts"
-        error.message = f"{error.message} (gave up after {reason})"
+def _not_taken(error: A2AClientError) -> bool:
+    """True when the agent did not take the request, so that sending it again cannot repeat
+    its effect: it never left (a failed connect), or the server refused it (429, or 503 with
+    a ``Retry-After`` saying when to come back)."""
+    if not getattr(error, "request_sent", True):
+        return True
+    status = getattr(error, "status_code", None)
+    return status == 429 or (status == 503 and getattr(error, "retry_after", None) is not None)
+
+
+def _gave_up(error: A2AClientError, attempts: int, why: str) -> A2AClientError:
+    """``error`` as the policy's last word: a new error of its class saying why the policy
+    stopped and how many tries it made."""
+    return error.with_context(message=f"{error.message} (gave up after {why})", attempts=attempts)
 
 
 def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATimeoutError:
@@ -155,14 +167,13 @@ def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATime
     asked = "a retry in"
     if getattr(error, "retry_after", None) is not None:
         asked = "the server asked to retry after"
-    timeout = A2ATimeoutError(
+    return A2ATimeoutError(
         f"{error.message}; {asked} {wait:g}s, past the call's deadline",
         timeout="deadline",
-        agent=error.agent,
-        method=error.method,
+        attempts=attempts,
+        events=error.events,
+        **context_of(error),
     )
-    timeout.attempts = attempts
-    return timeout
 
 
 NO_RETRY = RetryPolicy(attempts=1)

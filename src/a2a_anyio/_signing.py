@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from a2a_anyio._errors import A2AClientError, A2ADiscoveryError
+from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, context_of
 from a2a_anyio._jcs import canonical_json, canonicalize
 from a2a_anyio._signing_keys import (
     ASYMMETRIC,
@@ -355,14 +355,15 @@ class CardVerifier:
                 doc = await fetch_json(url)
             except Exception as exc:
                 status = getattr(exc, "status_code", None)
-                err = A2ADiscoveryError(
-                    f"could not fetch the JWKS at {url}: {shown(str(exc), 200)}",
+                ours = exc if isinstance(exc, A2AClientError) else None
+                why = str(exc) if ours is None else ours.message
+                raise A2ADiscoveryError(
+                    f"could not fetch the JWKS at {url}: {shown(why, 200)}",
                     status_code=status if isinstance(status, int) else None,
                     retry_after=getattr(exc, "retry_after", None),
-                )
-                if isinstance(exc, A2AClientError):
-                    err.retryable = exc.retryable
-                raise err from exc
+                    retryable=None if ours is None else ours.retryable,
+                    **({} if ours is None else context_of(ours)),
+                ) from exc
             keys = jwks_keys(doc, url)
             self._jwks = keys
             self._jwks_fetched = anyio.current_time()

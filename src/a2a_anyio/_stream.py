@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 
@@ -19,7 +19,12 @@ from a2a_anyio._dialects.follower import (
     ActionKind,
     StreamFollower,
 )
-from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2AProtocolError,
+    A2ATimeoutError,
+    ErrorContext,
+)
 from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
@@ -71,8 +76,15 @@ class MessageStream:
     the last event. Without a way back (no task known yet, attempts spent, ``resume=False``)
     the cut raises ``A2AConnectionError``: a cut stream is never reported as a finished task.
 
+    Its memory is bounded in bytes too (``max_bytes``: the client's ``max_response_bytes``):
+    the events kept add up to at most that, and a task folded from more than that (endless
+    artifact chunks, say) raises ``A2AProtocolError``.
+
     What to do after each event, cut or end is decided by a pure ``StreamFollower``; this
     class is its anyio shell: connections, time limits, backoff.
+
+    Its errors carry ``events``, the events delivered before the failure, and say where it
+    happened: the request that failed, or ``agent`` and the operation named by ``method``.
 
     Like any iterator, one stream is read by one task at a time; to stop it from another task,
     cancel the reader's scope rather than calling ``aclose()`` while it reads.
@@ -101,6 +113,7 @@ class MessageStream:
         poll: Callable[[str], Awaitable[Task]] | None = None,
         resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
+        max_bytes: int | None = None,
     ) -> None:
         self._opener = opener
         self.idle_timeout = idle_timeout
@@ -117,6 +130,7 @@ class MessageStream:
             poll=poll is not None,
             resume_attempts=resume_attempts,
             keep_events=keep_events,
+            max_bytes=max_bytes,
         )
         self._conn: SSEConnection | None = None
         self._events_in: EventDecoder | None = None
@@ -124,8 +138,12 @@ class MessageStream:
         self._poll_deadline = math.inf
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
+        self._pending_size = 0
+        self._size = 0  # of the event read last, as received
         self._idle_scope: anyio.CancelScope | None = None
         self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
+        # Where the stream's own errors happen: the latest request, once one is made.
+        self._context: ErrorContext = {"agent": agent, "operation": method}
 
     @property
     def task(self) -> Task | None:
@@ -134,10 +152,11 @@ class MessageStream:
 
     @property
     def events(self) -> list[StreamEvent]:
-        """The events delivered so far, the latest ``keep_events`` of them (a copy).
+        """The events delivered so far, the latest ``keep_events`` of them (a copy), and no
+        more than ``max_bytes`` of them as received.
 
         Keeping every event of a long stream would grow without bound (``task`` already
-        holds what they add up to); ``keep_events=None`` keeps them all.
+        holds what they add up to); ``keep_events=None`` keeps all that fit in ``max_bytes``.
         """
         return self._follower.events
 
@@ -186,8 +205,8 @@ class MessageStream:
                 until=self._deadline,
             )
         except BaseException as exc:
-            await self._fail(exc)
-            raise
+            await self.aclose()
+            self._raise(exc)
 
     async def _connect(self, opener: Opener) -> None:
         """Open one connection; a plain (non-streaming) answer is decoded here."""
@@ -195,6 +214,7 @@ class MessageStream:
         conn = wire.conn
         self._events_in = wire.events
         self._follower.ends = wire.events.ends
+        self._context = self._follower.context = wire.events.context
         conn.on_activity = self._touch
         conn.idle_timeout = self.idle_timeout
         try:
@@ -212,6 +232,7 @@ class MessageStream:
             return
         # A server that does not stream may answer with one plain result.
         self._pending = wire.answer(resp)
+        self._pending_size = len(resp.content)
 
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
@@ -225,7 +246,10 @@ class MessageStream:
                 except A2AClientError as exc:
                     event, action = None, follower.read_failed(exc)
                 else:
-                    action = follower.body_ended() if event is None else follower.event(event)
+                    if event is None:
+                        action = follower.body_ended()
+                    else:
+                        action = follower.event(event, self._size)
                 while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
                     if action.kind is ActionKind.RESUBSCRIBE:
                         action = await self._reattach(action)
@@ -246,15 +270,17 @@ class MessageStream:
                     raise action.error
                 # DROP (a replay after a re-attach), or a re-attached stream to read
         except BaseException as exc:
-            await self._fail(exc)
-            raise
+            await self.aclose()
+            self._raise(exc)
         await self.aclose()
         raise StopAsyncIteration
 
     async def _read(self) -> StreamEvent | None:
-        """The next event off the wire (or the pending one); None when the body ended."""
+        """The next event off the wire (or the pending one), its size in ``_size``; None when
+        the body ended."""
         if self._pending is not None:
             event, self._pending = self._pending, None
+            self._size = self._pending_size
             return event
         if self._conn is None:
             return None
@@ -265,6 +291,7 @@ class MessageStream:
             data = await self._conn.next_event()  # no limit of ours to watch: no scope needed
         if data is None:
             return None
+        self._size = len(data)
         return self._events_in.decode(data)
 
     # -- resuming ---------------------------------------------------------------------------
@@ -330,7 +357,12 @@ class MessageStream:
         """The time limit that ended a wait: the total deadline if it passed, else ``which``."""
         expired = "deadline" if anyio.current_time() >= self._deadline else which
         secs = self.total_timeout if expired == "deadline" else self.idle_timeout
-        return A2ATimeoutError(f"stream {expired} timeout: nothing within {secs}s", timeout=expired)
+        return A2ATimeoutError(
+            f"stream {expired} timeout: nothing within {secs}s",
+            timeout=expired,
+            events=self.events,
+            **self._context,
+        )
 
     def _wait_deadline(self) -> float:
         if self.idle_timeout is None:
@@ -342,12 +374,21 @@ class MessageStream:
         if self._idle_scope is not None and self.idle_timeout is not None:
             self._idle_scope.deadline = self._wait_deadline()
 
-    async def _fail(self, exc: BaseException) -> None:
-        await self.aclose()
+    def _raise(self, exc: BaseException) -> NoReturn:
+        """Raise what ended the stream: ``exc``, or when it leaves out where it happened or
+        the events delivered before it, a new error that says them, caused by it."""
         if isinstance(exc, A2AClientError):
-            exc.events = self.events
-            exc.agent = exc.agent or self.agent
-            exc.method = exc.method or self.method
+            changes: dict[str, Any] = {
+                name: value
+                for name, value in self._context.items()
+                if value is not None and getattr(exc, name) is None
+            }
+            events = self.events
+            if events and not exc.events:
+                changes["events"] = events
+            if changes:
+                raise exc.with_context(**changes) from exc
+        raise exc
 
     async def result(self) -> Task | Message:
         """Consume the rest of the stream; the final Task, or the agent's Message.
@@ -360,7 +401,9 @@ class MessageStream:
         if self.message is not None:
             return self.message
         if self.task is None:
-            raise A2AProtocolError("the stream carried no task and no message")
+            raise A2AProtocolError(
+                "the stream carried no task and no message", events=self.events, **self._context
+            )
         return self.task
 
     async def aclose(self) -> None:

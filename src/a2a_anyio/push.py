@@ -28,7 +28,6 @@ import inspect
 import math
 import re
 import secrets
-import zlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ import anyio
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from a2a_anyio._decoding import BodyDecoder, UndecodableBody
 from a2a_anyio._dialects import v03, v1
 from a2a_anyio._errors import A2AClientError, A2AProtocolError
 from a2a_anyio._http import DEFAULT_MAX_EVENT_BYTES
@@ -124,8 +124,6 @@ def decode_notification(body: Any) -> tuple[StreamEvent, Literal["0.3", "1.0"]]:
 
 
 _DIGITS = re.compile(r"[0-9]{1,18}")
-_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
-_MAX_CODINGS = 5
 
 
 class _Refused(Exception):
@@ -153,51 +151,6 @@ def _same(sent: str, token: str) -> bool:
     return secrets.compare_digest(
         sent.encode("latin-1", "replace"), token.encode("utf-8", "surrogatepass")
     )
-
-
-class _BodyDecoder:
-    """Undoes a ``Content-Encoding`` (gzip, deflate, stacked) as the body arrives; each layer
-    makes at most ``limit`` bytes in all, and never more than that in one step."""
-
-    def __init__(self, header: str, limit: int) -> None:
-        codings = [c.strip().lower() for c in header.split(",")]
-        codings = [c for c in codings if c not in ("", "identity")]
-        unknown = [c for c in codings if c not in _WBITS]
-        if unknown:
-            raise _Refused(415, f"unsupported Content-Encoding {unknown[0]!r}")
-        if len(codings) > _MAX_CODINGS:
-            raise _Refused(415, f"more than {_MAX_CODINGS} content codings")
-        self._codings = codings[::-1]  # the last one applied is undone first
-        self._layers = [zlib.decompressobj(_WBITS[c]) for c in self._codings]
-        self._made = [0] * len(self._layers)
-        self._limit = limit
-        self._chunks: list[bytes] = []
-
-    def feed(self, data: bytes) -> None:
-        for i in range(len(self._layers)):
-            if not data:
-                return
-            data = self._inflate(i, data)
-        self._chunks.append(data)
-
-    def _inflate(self, i: int, data: bytes) -> bytes:
-        layer, room = self._layers[i], self._limit - self._made[i]
-        try:
-            out = layer.decompress(data, room + 1)
-        except zlib.error:
-            raise _Refused(400, f"the {self._codings[i]} body cannot be decoded") from None
-        if len(out) > room:
-            raise _Refused(413, f"the body is larger than {self._limit} bytes once decoded")
-        if layer.unused_data:
-            raise _Refused(400, f"data after the end of the {self._codings[i]} body")
-        self._made[i] += len(out)
-        return out  # shorter than room + 1: the input was used up, nothing is left behind
-
-    def finish(self) -> bytes:
-        for i, layer in enumerate(self._layers):
-            if not layer.eof:
-                raise _Refused(400, f"the {self._codings[i]} body is cut short")
-        return b"".join(self._chunks)
 
 
 class _Subscription:
@@ -501,19 +454,31 @@ class PushReceiver:
                 raise _Refused(400, "Content-Length is not a number")
             if int(length) > limit:
                 raise _Refused(413, f"the body is larger than {limit} bytes")
-        decoder = _BodyDecoder(headers.get("content-encoding", ""), limit)
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Refused(400, "the request ended before its body")
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise _Refused(413, f"the body is larger than {limit} bytes")
-            decoder.feed(chunk)
-            if not message.get("more_body", False):
-                return decoder.finish()
+        try:
+            decoder = BodyDecoder(headers.get("content-encoding", ""))
+        except UndecodableBody as exc:
+            raise _Refused(415, exc.reason) from None
+        chunks: list[bytes] = []
+        size = made = 0
+        try:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Refused(400, "the request ended before its body")
+                chunk: bytes = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise _Refused(413, f"the body is larger than {limit} bytes")
+                for piece in decoder.feed(chunk):
+                    made += len(piece)
+                    if made > limit:
+                        raise _Refused(413, f"the body is larger than {limit} bytes once decoded")
+                    chunks.append(piece)
+                if not message.get("more_body", False):
+                    decoder.end()
+                    return b"".join(chunks)
+        except UndecodableBody as exc:
+            raise _Refused(400, exc.reason) from None
 
     async def _route(self, notification: PushNotification) -> bool:
         event = notification.event

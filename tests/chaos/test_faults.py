@@ -219,15 +219,12 @@ async def expect_cut(client: A2AClient, outcome: Outcome[Streamed], *, resume: b
 
 
 def expect_rate_limit(sent: Outcome[Any], got: Outcome[Task]) -> None:
-    # 429 + Retry-After: 1 on the first two calls of each client. A send is not repeated (its
-    # request reached the server); GetTask is, after the Retry-After asked for, twice.
-    err = sent.raised(A2AHTTPError)
-    assert err.status_code == 429
-    assert err.retryable
-    assert err.retry_after == 1.0
-    assert err.attempts == 1
+    # 429 + Retry-After: 1 on the first two calls of each client. The server refused them, so
+    # a send is repeated as GetTask is, after the Retry-After asked for, twice.
+    for outcome in (sent, got):
+        assert isinstance(outcome.returned(), (Task, Message))
+        assert outcome.seconds >= 1.9
     assert_completed(got.returned())
-    assert got.seconds >= 1.9
 
 
 def expect_unavailable_once(sent: Outcome[Any], got: Outcome[Task]) -> None:
@@ -358,7 +355,7 @@ async def test_html_502(chaos_server: str) -> None:
 
 
 async def test_rate_limit(chaos_server: str) -> None:
-    with anyio.fail_after(BOUND):
+    with anyio.fail_after(2 * BOUND):  # two calls that each wait two seconds
         task_id = await completed_task_id(chaos_server)
         async with agent(chaos_server, "rate-limit") as client:
             sent = await attempt(lambda: client.send_message("hello"))

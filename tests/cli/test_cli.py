@@ -7,13 +7,17 @@ import subprocess
 import sys
 import time
 import urllib.request
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 
 from a2a_anyio.cli import main
 from a2a_anyio.cli._grammar import build_parser
+from a2a_anyio.testing import FakeAgent
 
 from .conftest import GOOD_TOKEN, Run, clean_env, cli, closed_port
 
@@ -210,6 +214,24 @@ def test_call_any_method_and_a_custom_endpoint(strict_server: str, compat_server
     )  # fmt: skip
     assert old.code == 0, old.err
     assert old.json()["parts"][0]["text"] == "pong: message x"
+
+
+@pytest.mark.anyio
+async def test_call_idempotent_retries_a_server_error(anyio_backend: str) -> None:
+    """``call`` is retried after a refusal (429); after a 502 only with ``--idempotent``."""
+    agent = FakeAgent()
+    async with agent.serve():
+        a = ["--backend", anyio_backend, "-a", agent.url, "-o", "json", "call", "ListTasks"]
+        agent.fault("list", times=1, http_status=502)
+        once = await anyio.to_thread.run_sync(partial(cli, *a))
+        agent.fault("list", times=1, http_status=502)
+        again = await anyio.to_thread.run_sync(partial(cli, *a, "--idempotent"))
+        agent.fault("list", times=1, http_status=429, retry_after=0)
+        refused = await anyio.to_thread.run_sync(partial(cli, *a))
+    assert once.code == 1 and once.json()["error"]["code"] == "A2A_ANYIO_ERR_HTTP"
+    assert again.code == 0 and "tasks" in again.json(), again.err
+    assert refused.code == 0, refused.err
+    assert [r.op for r in agent.requests if r.op != "card"] == ["list"] * 5
 
 
 def test_trio_backend_and_debug_redacts_secrets(strict_server: str) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import selectors
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,48 @@ def on_mock_clock() -> pytest.MarkDecorator:
     clock = trio.testing.MockClock(autojump_threshold=0)
     return pytest.mark.parametrize(
         "anyio_backend", [pytest.param(("trio", {"clock": clock}), id="trio-mockclock")]
+    )
+
+
+class _JumpingSelector(selectors.DefaultSelector):
+    """A selector that does not wait for a timer: with nothing ready, it moves ``now`` to
+    the next one (trio's ``autojump_threshold=0``). A wait without a timer still blocks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout is None:
+            return super().select(None)
+        ready = super().select(0)
+        if not ready:
+            self.now += timeout
+        return ready
+
+
+class MockClockLoop(asyncio.SelectorEventLoop):
+    """An asyncio loop on virtual time that jumps whenever every task waits (no socket and
+    no thread may be involved: in-process transports only)."""
+
+    def __init__(self) -> None:
+        self._selector_clock = _JumpingSelector()
+        super().__init__(self._selector_clock)
+
+    def time(self) -> float:
+        return self._selector_clock.now
+
+
+def on_mock_clocks() -> pytest.MarkDecorator:
+    """Run the test on trio's ``MockClock`` and on a ``MockClockLoop`` of asyncio, both
+    jumping whenever all tasks block."""
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    return pytest.mark.parametrize(
+        "anyio_backend",
+        [
+            pytest.param(("trio", {"clock": clock}), id="trio-mockclock"),
+            pytest.param(("asyncio", {"loop_factory": MockClockLoop}), id="asyncio-mockclock"),
+        ],
     )
 
 
@@ -151,6 +195,16 @@ class ScriptedBody(httpx.AsyncByteStream):
         self.closed = True
         if self._gen is not None:
             await self._gen.aclose()
+
+
+def causes(error: BaseException) -> list[BaseException]:
+    """``error`` and its ``__cause__`` chain, outermost first."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__
+    return chain
 
 
 async def drain(stream: MessageStream, into: list[Any] | None = None) -> None:

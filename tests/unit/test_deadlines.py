@@ -17,7 +17,15 @@ from a2a_anyio import (
     RetryPolicy,
 )
 
-from ._support import BASE, RPC_URL, on_mock_clock, rpc_result, v1_card
+from ._support import (
+    BASE,
+    RPC_URL,
+    on_mock_clock,
+    on_mock_clocks,
+    rpc_error_obj,
+    rpc_result,
+    v1_card,
+)
 from .test_stream import StreamingAgent, connect, v1_status, v1_task
 
 pytestmark = [pytest.mark.anyio, pytest.mark.retry_delays]
@@ -136,8 +144,50 @@ async def test_a_task_that_never_finishes_after_a_refused_re_attach_is_not_polle
             await client.stream_message("x", **limits).result()
         took = anyio.current_time() - start
     assert info.value.timeout == expired
-    assert after - 1e-6 <= took <= after + 3  # a poll in flight is cut, not awaited (float clock)
+    # a poll in flight is cut, not awaited (the clock's sums may land a hair under ``after``)
+    assert after - 1e-9 <= took <= after + 3
     assert [c["method"] for c in agent.calls].count("GetTask") > 3
+
+
+@on_mock_clocks()
+@pytest.mark.parametrize(
+    ("limits", "expired", "after"),
+    [
+        ({"idle_timeout": None, "total_timeout": 90}, "deadline", 90),
+        ({"idle_timeout": 500, "total_timeout": 90}, "deadline", 90),
+        ({"idle_timeout": 40, "total_timeout": 90}, "stream-idle", 40),
+    ],
+)
+async def test_subscribe_to_a_task_that_never_finishes_ends_at_its_total_timeout(
+    limits: dict[str, Any], expired: str, after: float
+) -> None:
+    """The stream of ``subscribe`` ends while the task works; re-attaching again is refused,
+    so the task is polled: ``total_timeout`` (or the idle limit) ends it."""
+    agent = StreamingAgent()
+    agent.stream("SubscribeToTask", [v1_task("WORKING")])
+    first = agent.responders["SubscribeToTask"]
+    refusal = rpc_error_obj(None, -32004, "cannot re-attach")
+
+    def subscribe(req_id: Any, params: Any) -> httpx.Response:
+        if len(agent.bodies) == 0:
+            return first(req_id, params)
+        return httpx.Response(200, json={**refusal, "id": req_id})
+
+    agent.responders["SubscribeToTask"] = subscribe
+    agent.results["GetTask"] = WORKING
+    async with connect(agent) as client:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError) as info:
+            async with client.subscribe("t-1", **limits) as stream:
+                async for _ in stream:
+                    pass
+        took = anyio.current_time() - start
+    assert info.value.timeout == expired
+    assert after <= took <= after + 3  # a poll in flight is cut, not awaited
+    methods = [c["method"] for c in agent.calls]
+    assert methods[:2] == ["SubscribeToTask", "SubscribeToTask"]
+    assert methods.count("GetTask") > 3
+    assert agent.body.closed
 
 
 @on_mock_clock()

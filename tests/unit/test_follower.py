@@ -99,6 +99,11 @@ def event(e: StreamEvent) -> In:
     return In(f"event({type(e).__name__})", lambda f: f.event(e))
 
 
+def sized(e: StreamEvent, size: int) -> In:
+    """An event of ``size`` bytes as received."""
+    return In(f"event({type(e).__name__}, {size} bytes)", lambda f: f.event(e, size))
+
+
 def body_ended() -> In:
     return In("body_ended()", lambda f: f.body_ended())
 
@@ -145,6 +150,10 @@ class Case:
 
 
 ENDED = "the stream ended before the task reached a final state"
+TOO_LARGE = (
+    "the task this stream folds is larger than max_response_bytes (1000 bytes of events); "
+    "A2AClient(max_response_bytes=...) raises the limit"
+)
 TWO_DELIVERED = [(event(task()), "DELIVER"), (event(status("working")), "DELIVER")]
 
 CASES = [
@@ -483,6 +492,91 @@ CASES = [
     ),
 ]
 
+CASES += [
+    Case(
+        "a task folded from more than max_bytes fails the stream",
+        [
+            (sized(task(), 100), "DELIVER"),
+            (sized(chunk("one"), 400), "DELIVER"),
+            (sized(chunk(" two", append=True), 400), "DELIVER"),
+            (sized(chunk(" three", append=True), 101), "FAIL"),
+        ],
+        TaskState.SUBMITTED,
+        text="one two three",
+        error=(A2AProtocolError, TOO_LARGE),
+        options={"max_bytes": 1000},
+    ),
+    Case(
+        "a task of exactly max_bytes does not",
+        [
+            (sized(task(), 100), "DELIVER"),
+            (sized(chunk("one"), 899), "DELIVER"),
+            (sized(status("completed"), 1), "DELIVER_LAST"),
+        ],
+        TaskState.COMPLETED,
+        finished=True,
+        text="one",
+        options={"max_bytes": 1000},
+    ),
+    Case(
+        "new artifacts add up",
+        [
+            (sized(task(), 100), "DELIVER"),
+            *[
+                (
+                    sized(TaskArtifactUpdateEvent("t-1", "c-1", Artifact(f"a{i}", [])), 300),
+                    "DELIVER",
+                )
+                for i in range(3)
+            ],
+            (sized(TaskArtifactUpdateEvent("t-1", "c-1", Artifact("a3", [])), 300), "FAIL"),
+        ],
+        TaskState.SUBMITTED,
+        error=(A2AProtocolError, TOO_LARGE),
+        options={"max_bytes": 1000},
+    ),
+    Case(
+        "statuses, and artifacts sent whole again, replace what they update: no growth",
+        [
+            (sized(task(), 100), "DELIVER"),
+            *[(sized(status("working"), 400), "DELIVER") for _ in range(20)],
+            *[(sized(chunk(f"v{i}"), 400), "DELIVER") for i in range(20)],
+            (sized(status("completed"), 400), "DELIVER_LAST"),
+        ],
+        TaskState.COMPLETED,
+        finished=True,
+        text="v19",
+        kept=["Artifact", "Status"],  # the latest that fit in max_bytes
+        options={"max_bytes": 1000},
+    ),
+    Case(
+        "a snapshot starts the count again",
+        [
+            (sized(task(), 100), "DELIVER"),
+            (sized(chunk("one"), 800), "DELIVER"),
+            (sized(task("working"), 100), "DELIVER"),
+            (sized(chunk("two"), 800), "DELIVER"),
+        ],
+        TaskState.WORKING,
+        text="two",
+        options={"max_bytes": 1000},
+    ),
+    Case(
+        "the snapshot that opens a re-attached stream counts too",
+        [
+            *TWO_DELIVERED,
+            (body_ended(), "RESUBSCRIBE 1"),
+            (reattached(), "-"),
+            (sized(task("working", "huge"), 1001), "FAIL"),
+        ],
+        TaskState.WORKING,
+        text="huge",
+        error=(A2AProtocolError, TOO_LARGE),
+        resumes=1,
+        options={"max_bytes": 1000},
+    ),
+]
+
 SHORT = {"TaskStatusUpdateEvent": "Status", "TaskArtifactUpdateEvent": "Artifact"}
 
 
@@ -538,7 +632,14 @@ def test_the_cut_keeps_its_cause() -> None:
     assert follower.read_failed(cut) == Action(ActionKind.RESUBSCRIBE, 1, cut)
     assert follower.reattach_failed(refusal()) == Action(ActionKind.POLL, 1)
     fail = follower.poll_failed(TaskNotFoundError("t-1"))
-    assert fail.error is cut
+    # A new error says why the cut was not repaired; the cut itself is left as it was.
+    assert fail.error is not None and fail.error.__cause__ is cut
+    assert type(fail.error) is A2AConnectionError
+    assert (
+        fail.error.message
+        == "connection reset (and the task could not be followed up: task not found: t-1)"
+    )
+    assert cut.message == "connection reset"
     assert isinstance(cut.__cause__, OSError)
 
 
@@ -557,8 +658,8 @@ def test_keep_events_bounds_what_is_held(keep: int | None, kept: int) -> None:
     for e in stream:
         follower.event(e)
         delivered.append(e)
-        held = follower._events  # trimmed in bulk: never more than twice the kept ones
-        assert len(held) <= (len(delivered) if keep is None else 2 * keep)
+        held = follower._events  # never more than the kept ones
+        assert len(held) == (len(delivered) if keep is None else min(keep, len(delivered)))
     assert follower.events == delivered[len(delivered) - kept :]
     assert all(
         a is b for a, b in zip(follower.events, delivered[len(delivered) - kept :], strict=True)
@@ -566,6 +667,22 @@ def test_keep_events_bounds_what_is_held(keep: int | None, kept: int) -> None:
     assert follower.task is not None
     assert follower.task.text == "".join(f" {i}" for i in range(250))
     assert follower.finished
+
+
+@pytest.mark.parametrize(
+    ("keep", "max_bytes", "kept"),
+    [(None, 1000, 3), (100, 1000, 3), (2, 1000, 2), (None, 500, 1), (0, 1000, 0), (None, None, 50)],
+)
+def test_the_events_kept_are_bounded_in_bytes_too(
+    keep: int | None, max_bytes: int | None, kept: int
+) -> None:
+    follower = StreamFollower(ends_v1, keep_events=keep, max_bytes=max_bytes)
+    delivered = [status("working") for _ in range(50)]
+    for e in delivered:
+        assert follower.event(e, 300).kind is ActionKind.DELIVER  # statuses do not grow the task
+        assert max_bytes is None or 300 * len(follower.events) <= max_bytes
+    assert len(follower.events) == kept
+    assert all(a is b for a, b in zip(follower.events, delivered[50 - kept :], strict=True))
 
 
 def test_events_is_a_copy() -> None:
@@ -577,8 +694,8 @@ def test_events_is_a_copy() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"keep_events": -1}, {"resume_attempts": -1}, {"max_polls": 0}],
-    ids=["keep_events", "resume_attempts", "max_polls"],
+    [{"keep_events": -1}, {"resume_attempts": -1}, {"max_polls": 0}, {"max_bytes": 0}],
+    ids=["keep_events", "resume_attempts", "max_polls", "max_bytes"],
 )
 def test_bad_options(options: dict[str, Any]) -> None:
     name = next(iter(options))

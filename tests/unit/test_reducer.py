@@ -8,6 +8,7 @@ from a2a_anyio import (
     Artifact,
     Message,
     Role,
+    StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
     TaskReducer,
@@ -172,3 +173,31 @@ def test_snapshot_event_is_not_mutated() -> None:
     reducer.apply(first_added)
     reducer.apply(_chunk("y", artifact_id="c", append=True))
     assert first_added.artifact.parts == [TextPart("x")]
+
+
+def test_size_adds_up_what_the_task_is_folded_from() -> None:
+    reducer = TaskReducer()
+    steps: list[tuple[StreamEvent, int, int]] = [
+        (_task(), 100, 100),  # a snapshot: its size
+        (_status(TaskState.WORKING), 30, 130),
+        (_status(TaskState.WORKING), 50, 150),  # a status replaces the last one
+        (_chunk("a"), 10, 160),
+        (_chunk("b", append=True), 20, 180),  # a chunk grows its artifact
+        (_chunk("c"), 5, 155),  # a replaced artifact counts as the new one
+        (_chunk("d", artifact_id="b"), 7, 162),  # another artifact adds up
+        (_chunk("e", task_id="other"), 1000, 162),  # another task's events are not folded
+        (Message(Role.AGENT, [TextPart("m")], "m"), 1000, 162),
+        (_task(), 40, 40),  # a snapshot starts again
+    ]
+    for event, size, total in steps:
+        reducer.apply(event, size)
+        assert reducer.size == total, event
+
+
+def test_size_never_counts_less_than_what_a_snapshot_held() -> None:
+    reducer = TaskReducer()
+    reducer.apply(_task("t", _art("x" * 100)), 120)
+    reducer.apply(_chunk("y" * 100), 110)  # replaces the snapshot's artifact: counted again
+    assert reducer.size == 230
+    reducer.apply(_chunk("z" * 100), 110)  # and replaced once more: not again
+    assert reducer.size == 230

@@ -31,6 +31,7 @@ from ._support import (
     RPC_URL,
     FakeAgent,
     ScriptedBody,
+    causes,
     drain,
     load_frame,
     on_mock_clock,
@@ -462,7 +463,7 @@ async def test_connection_reset_mid_stream() -> None:
         with pytest.raises(A2AConnectionError) as info:
             async with client.stream_message("x") as stream:
                 await stream.result()
-    assert isinstance(info.value.__cause__, httpx.ReadError)
+    assert isinstance(causes(info.value)[-1], httpx.ReadError)
     assert kinds(info.value.events) == ["Task"]
 
 

@@ -234,7 +234,7 @@ def test_every_unary_operation(backend: str) -> None:
         assert [c.id for c in client.list_push_configs("t-1")] == ["h-1"]
         client.delete_push_config("t-1", "h-1")
         assert client.get_extended_card().name == "Extended"
-        assert client.call("cstp.ping", {"x": 1}) == {"pong": 1}
+        assert client.call("cstp.ping", {"x": 1}, idempotent=True) == {"pong": 1}
         assert client.ping() >= 0.0
     calls = agent.calls
     assert [c["method"] for c in calls] == [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from a2a_anyio._dialects.base import Dialect, SendConfig
+from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.jsonrpc_codec import (
     LegacyJsonRpcCodec,
     V02JsonRpcCodec,
@@ -25,6 +25,7 @@ from a2a_anyio._dialects.ops import (
     PushCreate,
     PushRef,
     Send,
+    SendConfig,
     TaskRef,
 )
 from a2a_anyio._dialects.rest_codec import V03RestCodec, V1RestCodec

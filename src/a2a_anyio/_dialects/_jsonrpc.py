@@ -1,4 +1,5 @@
-"""JSON-RPC 2.0 envelopes: building requests, checking and unwrapping responses."""
+"""JSON-RPC 2.0 envelopes: building requests, checking and unwrapping responses; and the
+server's side: reading requests, building responses."""
 
 from __future__ import annotations
 
@@ -6,7 +7,15 @@ import json
 from typing import Any
 
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
-from a2a_anyio._errors import A2AAuthError, A2AHTTPError, A2AProtocolError, rpc_error
+from a2a_anyio._errors import (
+    A2AAuthError,
+    A2AHTTPError,
+    A2AProtocolError,
+    ErrorContext,
+    InvalidRequestError,
+    ParseError,
+    rpc_error,
+)
 
 RequestId = int | str
 
@@ -17,6 +26,35 @@ def request(method: str, params: Any, req_id: RequestId) -> dict[str, Any]:
     if params is not None:
         body["params"] = params
     return body
+
+
+def read_request(content: bytes) -> tuple[Any, str, Any]:
+    """The id, method and params of a request body. ParseError for a body that is not JSON;
+    InvalidRequestError, with the id when it has one, for JSON that is no request."""
+    try:
+        value = loads(content)
+    except (ValueError, RecursionError):
+        raise ParseError("Invalid JSON payload") from None
+    if not isinstance(value, dict):
+        raise InvalidRequestError("Invalid Request")
+    req_id, method = value.get("id"), value.get("method")
+    if value.get("jsonrpc") != "2.0" or not isinstance(method, str):
+        known = req_id if isinstance(req_id, (int, str)) else None
+        raise InvalidRequestError("Invalid Request", request_id=known)
+    return req_id, method, value.get("params")
+
+
+def response(req_id: Any, result: Any) -> dict[str, Any]:
+    """A response object carrying ``result``."""
+    return {"jsonrpc": "2.0", "id": req_id, "result": result}
+
+
+def error_response(req_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A response object carrying an error (``data`` left out when None)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": req_id, "error": error}
 
 
 def is_envelope(value: Any) -> bool:
@@ -34,31 +72,39 @@ def unwrap(
     *,
     version: str,
     task_id: str | None = None,
+    context: ErrorContext | None = None,
 ) -> Any:
-    """The ``result`` of a response to request ``expected_id``, or its typed error raised.
+    """The ``result`` of a response to request ``expected_id``, or its typed error raised
+    (built with ``context``: which call it answers).
 
     A response for another id is a protocol error; ``id: null`` is accepted only on errors
     (a server that could not read the request cannot know its id).
     """
+    where = context or {}
     if not isinstance(value, dict):
-        raise A2AProtocolError("JSON-RPC response is not an object")
+        raise A2AProtocolError("JSON-RPC response is not an object", **where)
     if "error" in value and value["error"] is not None:
         resp_id = value.get("id")
         if resp_id is not None and not _same_id(resp_id, expected_id):
             raise A2AProtocolError(
-                f"JSON-RPC response id {resp_id!r} != request id {expected_id!r}"
+                f"JSON-RPC response id {resp_id!r} != request id {expected_id!r}", **where
             )
         err = value["error"]
         if not isinstance(err, dict):
-            raise A2AProtocolError("JSON-RPC error is not an object")
+            raise A2AProtocolError("JSON-RPC error is not an object", **where)
         raise rpc_error(
-            err.get("code"), err.get("message"), err.get("data"), version=version, task_id=task_id
+            err.get("code"),
+            err.get("message"),
+            err.get("data"),
+            version=version,
+            task_id=task_id,
+            context=where,
         )
     if "result" not in value and value.get("jsonrpc") != "2.0":
-        raise A2AProtocolError("JSON-RPC response has neither result nor error")
+        raise A2AProtocolError("JSON-RPC response has neither result nor error", **where)
     if not _same_id(value.get("id"), expected_id):
         raise A2AProtocolError(
-            f"JSON-RPC response id {value.get('id')!r} != request id {expected_id!r}"
+            f"JSON-RPC response id {value.get('id')!r} != request id {expected_id!r}", **where
         )
     # A null result may be left out entirely (the a2a-sdk v0.3 layer does so on delete).
     return value.get("result")
@@ -77,8 +123,10 @@ def decode_http(
     version: str,
     task_id: str | None = None,
     retry_after: str | None = None,
+    context: ErrorContext | None = None,
 ) -> Any:
-    """The result of a JSON-RPC call from its HTTP status and body, or the typed error.
+    """The result of a JSON-RPC call from its HTTP status and body, or the typed error
+    (built with ``context``: which call it answers).
 
     JSON-RPC errors are honoured whatever the status (some servers send them with 4xx/5xx);
     401/403 are auth errors; any other non-2xx is an HTTP error; a 2xx that is not a JSON-RPC
@@ -89,15 +137,18 @@ def decode_http(
         parsed = True
     except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         value, parsed = None, False
+    where = context or {}
     if status in (401, 403):
-        raise A2AAuthError(status, _preview(content))
+        raise A2AAuthError(status, _preview(content), **where)
     if is_envelope(value):
-        return unwrap(value, expected_id, version=version, task_id=task_id)
+        return unwrap(value, expected_id, version=version, task_id=task_id, context=where)
     if not 200 <= status < 300:
-        raise A2AHTTPError(status, _preview(content), retry_after=parse_retry_after(retry_after))
+        raise A2AHTTPError(
+            status, _preview(content), retry_after=parse_retry_after(retry_after), **where
+        )
     if not parsed:
-        raise A2AProtocolError(f"response is not JSON: {_preview(content)[:120]!r}")
-    raise A2AProtocolError("response is not a JSON-RPC response object")
+        raise not_json(content, where)
+    raise A2AProtocolError("response is not a JSON-RPC response object", **where)
 
 
 _DECODER = json.JSONDecoder()
@@ -115,9 +166,9 @@ def loads(content: bytes) -> Any:
     return _DECODER.decode(text)
 
 
-def loads_event(data: str) -> Any:
-    """One SSE event's JSON, or A2AProtocolError (``raw_decode`` without ``json.loads``'
-    per-call checks: this runs for every event)."""
+def loads_event(data: str, context: ErrorContext | None = None) -> Any:
+    """One SSE event's JSON, or A2AProtocolError saying ``context`` (``raw_decode`` without
+    ``json.loads``' per-call checks: this runs for every event)."""
     try:
         value, end = _DECODER.raw_decode(data)
         if end == len(data) or data[end:].isspace():
@@ -127,7 +178,14 @@ def loads_event(data: str) -> Any:
         try:  # leading whitespace, which raw_decode does not skip
             return json.loads(data)
         except (ValueError, RecursionError):
-            raise A2AProtocolError(f"stream event is not JSON: {data[:120]!r}") from exc
+            raise A2AProtocolError(
+                f"stream event is not JSON: {data[:120]!r}", **(context or {})
+            ) from exc
+
+
+def not_json(content: bytes, context: ErrorContext | None = None) -> A2AProtocolError:
+    """The error for a body that should be JSON and is not (alike on both bindings)."""
+    return A2AProtocolError(f"response is not JSON: {_preview(content)[:120]!r}", **(context or {}))
 
 
 def _preview(content: bytes) -> str:

@@ -1,7 +1,7 @@
-"""Message, status, artifact and task shapes shared by the JSON dialects.
+"""Message, status, artifact, task and update-event shapes shared by the JSON dialects.
 
-v1.0 and v0.2/v0.3 lay these objects out alike; they differ in parts, role spellings and the
-``kind`` discriminator, which each dialect supplies.
+v1.0 and v0.2/v0.3 lay these objects out alike; they differ in parts, role and state
+spellings, the ``kind`` discriminator and the ``final`` flag, which each dialect supplies.
 """
 
 from __future__ import annotations
@@ -10,24 +10,51 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
-from a2a_anyio._model import Artifact, JSONDict, Message, Part, Role, Task, TaskStatus
+from a2a_anyio._model import (
+    Artifact,
+    JSONDict,
+    Message,
+    Part,
+    Role,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+
+def put(out: JSONDict, **members: Any) -> JSONDict:
+    """``out`` with the members whose values are set (not None, empty or false) added."""
+    out.update((k, x) for k, x in members.items() if x)
+    return out
 
 
 class Shapes:
-    """Decoders and encoders of the shared objects, built on one dialect's Part codec."""
+    """Decoders and encoders of the shared objects, built on one dialect's Part codec.
+
+    ``roles`` and ``states`` spell roles and task states; ``kinds``: messages and tasks
+    carry ``kind``; ``final``: status updates carry ``final``.
+    """
 
     def __init__(
         self,
         decode_part: Callable[[Any], Part],
         encode_part: Callable[[Part], JSONDict],
         roles: Mapping[Role, str],
-        message_kind: str | None = None,
+        states: Callable[[TaskState], str],
+        *,
+        kinds: bool = False,
+        final: bool = False,
         message_parts: str = "parts",
     ) -> None:
         self.decode_part = decode_part
         self.encode_part = encode_part
         self.roles = roles
-        self.message_kind = message_kind
+        self.states = states
+        self.kinds = kinds
+        self.final = final
         self.message_parts = message_parts  # v0.3 REST calls a message's parts "content"
         # The members nearly every message carries: a message with no others skips the
         # lookups of the rest (and of their snake_case spellings).
@@ -62,21 +89,18 @@ class Shapes:
         )
 
     def encode_message(self, message: Message) -> JSONDict:
-        out: JSONDict = {"kind": self.message_kind} if self.message_kind else {}
+        out: JSONDict = {"kind": "message"} if self.kinds else {}
         out["messageId"] = message.message_id
         out["role"] = self.roles[message.role]
         out[self.message_parts] = list(map(self.encode_part, message.parts))
-        if message.context_id:
-            out["contextId"] = message.context_id
-        if message.task_id:
-            out["taskId"] = message.task_id
-        if message.metadata:
-            out["metadata"] = message.metadata
-        if message.extensions:
-            out["extensions"] = message.extensions
-        if message.reference_task_ids:
-            out["referenceTaskIds"] = message.reference_task_ids
-        return out
+        return put(
+            out,
+            contextId=message.context_id,
+            taskId=message.task_id,
+            metadata=message.metadata,
+            extensions=message.extensions,
+            referenceTaskIds=message.reference_task_ids,
+        )
 
     def decode_status(self, value: Any) -> TaskStatus:
         d = v.obj(value, "status")
@@ -89,6 +113,12 @@ class Shapes:
             wire if isinstance(wire, str) else None,
             d,
         )
+
+    def encode_status(self, status: TaskStatus) -> JSONDict:
+        out: JSONDict = {"state": self.states(status.state)}
+        if status.message is not None:
+            out["message"] = self.encode_message(status.message)
+        return put(out, timestamp=status.timestamp)
 
     def decode_artifact(self, value: Any) -> Artifact:
         d = value if type(value) is dict else v.obj(value, "artifact")
@@ -110,6 +140,17 @@ class Shapes:
             v.optional_dict(d, "metadata"),
             v.str_list(d, "extensions"),
             d,
+        )
+
+    def encode_artifact(self, artifact: Artifact) -> JSONDict:
+        out: JSONDict = {"artifactId": artifact.artifact_id}
+        out["parts"] = list(map(self.encode_part, artifact.parts))
+        return put(
+            out,
+            name=artifact.name,
+            description=artifact.description,
+            metadata=artifact.metadata,
+            extensions=artifact.extensions,
         )
 
     def decode_task(self, value: Any) -> Task:
@@ -141,6 +182,72 @@ class Shapes:
             d,
         )
 
+    def encode_task(self, task: Task) -> JSONDict:
+        out: JSONDict = {"kind": "task"} if self.kinds else {}
+        out["id"] = task.id
+        put(out, contextId=task.context_id)
+        out["status"] = self.encode_status(task.status)
+        return put(
+            out,
+            artifacts=list(map(self.encode_artifact, task.artifacts)),
+            history=list(map(self.encode_message, task.history)),
+            metadata=task.metadata,
+        )
+
+    def decode_status_update(self, d: JSONDict) -> TaskStatusUpdateEvent:
+        status = self.decode_status(d.get("status"))
+        return TaskStatusUpdateEvent(
+            v.required_id(d, "taskId", "task_id", "status update"),
+            v.text(d, "contextId", "context_id"),
+            status,
+            # v1.0 has no flag: the stream ends after a terminal or interrupted state.
+            status.state.is_final or v.boolean(d, "final"),
+            v.optional_dict(d, "metadata"),
+            d,
+        )
+
+    def encode_status_update(self, event: TaskStatusUpdateEvent) -> JSONDict:
+        out = put({"taskId": event.task_id}, contextId=event.context_id)
+        out["status"] = self.encode_status(event.status)
+        if self.final:
+            out["final"] = event.final
+        return put(out, metadata=event.metadata)
+
+    def decode_artifact_update(self, d: JSONDict) -> TaskArtifactUpdateEvent:
+        if d.keys() <= _UPDATE_KEYS:  # the usual members only: no other spelling to look for
+            tid, ctx = d.get("taskId"), d.get("contextId")
+            append, last = d.get("append", False), d.get("lastChunk", False)
+            fits = (ctx is None or type(ctx) is str) and type(append) is type(last) is bool
+            if isinstance(tid, str) and tid and fits:
+                artifact = self.decode_artifact(d.get("artifact"))
+                return TaskArtifactUpdateEvent(tid, ctx, artifact, append, last, None, d)
+        return TaskArtifactUpdateEvent(
+            v.required_id(d, "taskId", "task_id", "artifact update"),
+            v.text(d, "contextId", "context_id"),
+            self.decode_artifact(d.get("artifact")),
+            v.boolean(d, "append"),
+            v.boolean(d, "lastChunk", "last_chunk"),
+            v.optional_dict(d, "metadata"),
+            d,
+        )
+
+    def encode_artifact_update(self, event: TaskArtifactUpdateEvent) -> JSONDict:
+        out = put({"taskId": event.task_id}, contextId=event.context_id)
+        out["artifact"] = self.encode_artifact(event.artifact)
+        return put(out, append=event.append, lastChunk=event.last_chunk, metadata=event.metadata)
+
+    def encode_stream_response(self, event: StreamEvent) -> JSONDict:
+        """A ProtoJSON ``StreamResponse`` (a send result too): one of task, message,
+        statusUpdate, artifactUpdate."""
+        if isinstance(event, TaskArtifactUpdateEvent):
+            return {"artifactUpdate": self.encode_artifact_update(event)}
+        if isinstance(event, TaskStatusUpdateEvent):
+            return {"statusUpdate": self.encode_status_update(event)}
+        if isinstance(event, Task):
+            return {"task": self.encode_task(event)}
+        return {"message": self.encode_message(event)}
+
 
 _ARTIFACT_KEYS = frozenset({"artifactId", "name", "parts"})
 _TASK_KEYS = frozenset({"id", "contextId", "status", "artifacts", "history", "kind"})
+_UPDATE_KEYS = frozenset({"taskId", "contextId", "artifact", "append", "lastChunk"})

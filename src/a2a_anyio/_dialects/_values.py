@@ -11,6 +11,16 @@ from typing import Any, NoReturn
 from a2a_anyio._errors import A2AProtocolError
 from a2a_anyio._model import JSONDict, Role, TaskState
 
+
+def proto_state(state: TaskState, canceled: str = "TASK_STATE_CANCELED") -> str:
+    """The ProtoJSON name of ``state`` (the v0.3 proto spells ``canceled`` otherwise)."""
+    if state is TaskState.UNKNOWN:
+        return "TASK_STATE_UNSPECIFIED"
+    if state is TaskState.CANCELED:
+        return canceled
+    return "TASK_STATE_" + str(state.value).upper().replace("-", "_")
+
+
 # ProtoJSON enum numbers (v1.0 proto) and every spelling seen on the wire.
 _STATES: dict[Any, TaskState] = {}
 for _state, _num in (
@@ -26,8 +36,7 @@ for _state, _num in (
 ):
     _STATES[_num] = _state
     _STATES[_state.value] = _state
-    _STATES["TASK_STATE_" + _state.value.upper().replace("-", "_")] = _state
-_STATES["TASK_STATE_UNSPECIFIED"] = TaskState.UNKNOWN
+    _STATES[proto_state(_state)] = _state
 _STATES["TASK_STATE_CANCELLED"] = TaskState.CANCELED
 _STATES["cancelled"] = TaskState.CANCELED
 
@@ -162,12 +171,29 @@ def boolean(d: JSONDict, name: str, snake: str | None = None) -> bool:
     bad(f"{name} is not a boolean")
 
 
+def integer(d: JSONDict, camel: str, snake: str | None = None) -> int | None:
+    """An optional integer field; a decimal string (a query parameter, a ProtoJSON int64)
+    counts too."""
+    v = d.get(camel)
+    if v is None and snake is not None:
+        v = d.get(snake)
+    if v is None or v == "":
+        return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return int(v)
+    bad(f"{camel} is not an integer")
+
+
 def retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait: delta-seconds or an HTTP date."""
+    """Seconds a ``Retry-After`` header asks to wait: delta-seconds (ASCII digits, read
+    without ``int()``: thousands of them are ``inf``) or an HTTP date (0 when it is past).
+    None when it cannot be read (superscripts, signs, fractions, garbage): it is ignored."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

@@ -9,6 +9,7 @@ of them, and decides when a cut stream is resumed and when it is given up.
 from __future__ import annotations
 
 import enum
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,8 +18,10 @@ from a2a_anyio._errors import (
     A2AClientError,
     A2AConnectionError,
     A2AHTTPError,
+    A2AProtocolError,
     A2ARPCError,
     A2ATimeoutError,
+    ErrorContext,
 )
 from a2a_anyio._model import Message, StreamEvent, Task
 
@@ -75,10 +78,8 @@ def _is_cut(error: A2AClientError) -> bool:
     return isinstance(error, A2AConnectionError) and not isinstance(error, A2ATimeoutError)
 
 
-def _unrecovered(cut: A2AClientError, why: str) -> A2AClientError:
-    """The cut that broke a stream, saying why it could not be repaired."""
-    cut.message = f"{cut.message} (and the task could not be followed up: {why})"
-    return cut
+def _unrecovered(why: str) -> str:
+    return f"and the task could not be followed up: {why}"
 
 
 class StreamFollower:
@@ -99,7 +100,14 @@ class StreamFollower:
     to the shell's clock). Without a way back (``resume=False``, no task yet, attempts spent)
     the cut fails the stream.
 
-    ``events`` keeps the latest ``keep_events`` delivered events (None: all, 0: none).
+    ``events`` keeps the latest ``keep_events`` delivered events (None: all, 0: none). The
+    error of a FAIL carries them; when the failure adds to an error read off the wire (the
+    events, why it was not repaired), it is a new error caused by that one. ``context`` says
+    where the follower's own errors happened (the shell sets it for each connection). With
+    ``max_bytes``, a stream's memory is bounded in bytes too: the events kept add up to at
+    most that (the oldest go first), and a task folded from more than that fails the stream
+    with ``A2AProtocolError``. An event's size is the one ``event`` is told: its data as
+    received.
     """
 
     __slots__ = (
@@ -107,6 +115,8 @@ class StreamFollower:
         "_events",
         "_final_seen",
         "_keep",
+        "_kept_bytes",
+        "_max_bytes",
         "_max_polls",
         "_phase",
         "_poll",
@@ -115,6 +125,8 @@ class StreamFollower:
         "_resume",
         "_resume_attempts",
         "_resumes",
+        "_sizes",
+        "context",
         "ends",
     )
 
@@ -127,21 +139,29 @@ class StreamFollower:
         resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
         max_polls: int | None = None,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
+        max_bytes: int | None = None,
     ) -> None:
         if keep_events is not None and keep_events < 0:
             raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
+        if max_bytes is not None and max_bytes < 1:
+            raise ValueError(f"max_bytes must be None or >= 1, not {max_bytes}")
         if resume_attempts < 0:
             raise ValueError(f"resume_attempts must be >= 0, not {resume_attempts}")
         if max_polls is not None and max_polls < 1:
             raise ValueError(f"max_polls must be None or >= 1, not {max_polls}")
         #: The end-of-stream rule of the stream's dialect.
         self.ends = ends
+        #: Where the stream's own errors happened (the call it reads).
+        self.context: ErrorContext = {}
         self._resume = resume
         self._poll = poll
         self._resume_attempts = resume_attempts
         self._max_polls = max_polls
         self._keep = keep_events
-        self._events: list[StreamEvent] = []  # up to twice ``keep_events``, trimmed in bulk
+        self._max_bytes = max_bytes
+        self._events: deque[StreamEvent] = deque()
+        self._sizes: deque[int] = deque()  # of the events kept
+        self._kept_bytes = 0
         self._reducer = TaskReducer()
         self._phase = _Phase.STREAMING
         self._resumes = 0
@@ -169,10 +189,8 @@ class StreamFollower:
 
     @property
     def events(self) -> list[StreamEvent]:
-        """The events delivered so far, the latest ``keep_events`` of them (a copy)."""
-        if self._keep is None:
-            return list(self._events)
-        return self._events[-self._keep :] if self._keep else []
+        """The latest events delivered, at most ``keep_events`` and ``max_bytes`` (a copy)."""
+        return list(self._events)
 
     @property
     def resumes(self) -> int:
@@ -191,15 +209,19 @@ class StreamFollower:
 
     # -- what happened on the wire ------------------------------------------------------------
 
-    def event(self, event: StreamEvent) -> Action:
-        """An event read off the stream: DELIVER, DELIVER_LAST or DROP."""
+    def event(self, event: StreamEvent, size: int = 0) -> Action:
+        """An event read off the stream, ``size`` bytes as received: DELIVER, DELIVER_LAST or
+        DROP; FAIL when the task grows past ``max_bytes``."""
         if self._phase is not _Phase.STREAMING:
             if self._phase is not _Phase.REPLAYING:
                 raise self._misuse("event")
-            if self._is_replay(event):
-                return DROP
+            if self._is_replay(event, size):
+                return self._too_large() or DROP
             self._phase = _Phase.STREAMING
-        self._record(event)
+        self._record(event, size)
+        too_large = self._too_large()
+        if too_large is not None:
+            return too_large
         return self._finish() if self.ends(event) else DELIVER
 
     def body_ended(self) -> Action:
@@ -212,7 +234,9 @@ class StreamFollower:
             self._final_seen = True
             self._phase = _Phase.DONE
             return END
-        cut = A2AConnectionError("the stream ended before the task reached a final state")
+        cut = A2AConnectionError(
+            "the stream ended before the task reached a final state", **self.context
+        )
         return self._resubscribe(cut) if self._can_resume() else self._fail(cut)
 
     def read_failed(self, error: A2AClientError) -> Action:
@@ -257,29 +281,50 @@ class StreamFollower:
         if self._phase is not _Phase.POLLING:
             raise self._misuse("poll_failed")
         assert self._cause is not None
-        return self._fail(_unrecovered(self._cause, error.message))
+        return self._fail(self._cause, _unrecovered(error.message))
 
     # -- inside -------------------------------------------------------------------------------
 
-    def _record(self, event: StreamEvent) -> None:
-        """Keep a delivered event and fold it in."""
+    def _record(self, event: StreamEvent, size: int = 0) -> None:
+        """Keep a delivered event, within ``keep_events`` and ``max_bytes``, and fold it in."""
         keep = self._keep
         if keep is None or keep:
-            events = self._events
+            events, sizes = self._events, self._sizes
             events.append(event)
-            if keep is not None and len(events) > 2 * keep:
-                del events[:-keep]
-        self._reducer.apply(event)
+            sizes.append(size)
+            self._kept_bytes += size
+            limit = self._max_bytes
+            while (keep is not None and len(events) > keep) or (
+                limit is not None and self._kept_bytes > limit
+            ):
+                events.popleft()
+                self._kept_bytes -= sizes.popleft()
+        self._reducer.apply(event, size)
+
+    def _too_large(self) -> Action | None:
+        """FAIL when the task is folded from more than ``max_bytes`` of events."""
+        limit = self._max_bytes
+        if limit is None or self._reducer.size <= limit:
+            return None
+        return self._fail(
+            A2AProtocolError(
+                f"the task this stream folds is larger than max_response_bytes ({limit} bytes "
+                "of events); A2AClient(max_response_bytes=...) raises the limit",
+                limit=limit,
+                events=self.events,
+                **self.context,
+            )
+        )
 
     def _finish(self) -> Action:
         self._final_seen = True
         self._phase = _Phase.DONE
         return DELIVER_LAST
 
-    def _is_replay(self, event: StreamEvent) -> bool:
+    def _is_replay(self, event: StreamEvent, size: int) -> bool:
         """After re-attaching: the leading snapshot (folded quietly) and repeats."""
         if isinstance(event, Task) and not self.ends(event):
-            self._reducer.apply(event)
+            self._reducer.apply(event, size)
             return True
         raw = event.raw
         return raw is not None and any(e.raw == raw for e in self._events)
@@ -290,8 +335,7 @@ class StreamFollower:
     def _resubscribe(self, cut: A2AClientError) -> Action:
         self._cause = cut
         if self._resumes >= self._resume_attempts:
-            cut.message = f"{cut.message} (re-attaching failed {self._resumes} times)"
-            return self._fail(cut)
+            return self._fail(cut, f"re-attaching failed {self._resumes} times")
         self._resumes += 1
         self._phase = _Phase.RESUBSCRIBING
         return Action(ActionKind.RESUBSCRIBE, self._resumes, cut)
@@ -300,7 +344,7 @@ class StreamFollower:
         """The agent refused to re-attach: ask it for the task instead, if allowed."""
         assert self._cause is not None
         if not self._poll:
-            return self._fail(_unrecovered(self._cause, refusal.message))
+            return self._fail(self._cause, _unrecovered(refusal.message))
         self._phase = _Phase.POLLING
         return self._next_poll()
 
@@ -309,13 +353,21 @@ class StreamFollower:
             assert self._cause is not None and self._reducer.task is not None
             state = self._reducer.task.status.state.value
             why = f"it was still {state} after {self._polls} polls"
-            return self._fail(_unrecovered(self._cause, why))
+            return self._fail(self._cause, _unrecovered(why))
         self._polls += 1
         return Action(ActionKind.POLL, self._polls)
 
-    def _fail(self, error: A2AClientError) -> Action:
+    def _fail(self, error: A2AClientError, why: str | None = None) -> Action:
+        """FAIL with ``error``, or with a new error of its class that also says ``why`` and
+        carries the events delivered before it."""
         self._phase = _Phase.DONE
-        return Action(ActionKind.FAIL, error=error)
+        changes: dict[str, object] = {}
+        if why is not None:
+            changes["message"] = f"{error.message} ({why})"
+        events = self.events
+        if events != error.events:
+            changes["events"] = events
+        return Action(ActionKind.FAIL, error=error.with_context(**changes) if changes else error)
 
     def _misuse(self, name: str) -> RuntimeError:
         return RuntimeError(f"{name}() makes no sense while the stream is {self._phase.value}")

@@ -9,7 +9,14 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urljoin
 
-from a2a_anyio._dialects._jsonrpc import decode_http, loads_event, request, unwrap
+from a2a_anyio._dialects._jsonrpc import (
+    decode_http,
+    error_response,
+    loads_event,
+    request,
+    response,
+    unwrap,
+)
 from a2a_anyio._dialects._values import retry_after
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.legacy import LegacyDialect
@@ -17,7 +24,7 @@ from a2a_anyio._dialects.ops import Call, Op, OpArgs
 from a2a_anyio._dialects.rest import decode_rest_http
 from a2a_anyio._dialects.v03 import V02Dialect, V03Dialect
 from a2a_anyio._dialects.v1 import V1Dialect
-from a2a_anyio._dialects.wire import EventDecoder, R, WireCodec, WireRequest, annotate, header
+from a2a_anyio._dialects.wire import EventDecoder, R, WireCodec, WireRequest, header, raise_in
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._model import StreamEvent
 
@@ -30,15 +37,21 @@ class JsonRpcEvents(EventDecoder):
             raise ValueError(f"{request.name} is no JSON-RPC request")
         super().__init__(dialect, request)
         self._id = request.request_id
+        self._task_id = request.task_id
 
     def decode(self, data: str) -> StreamEvent:
+        context = self.context
+        value = unwrap(
+            loads_event(data, context),
+            self._id,
+            version=self._version,
+            task_id=self._task_id,
+            context=context,
+        )
         try:
-            return self.dialect.decode_event(
-                unwrap(loads_event(data), self._id, version=self._version)
-            )
+            return self.dialect.decode_event(value)
         except A2AClientError as exc:
-            annotate(exc, self.request)
-            raise
+            raise_in(context, exc)
 
 
 class JsonRpcCodec(WireCodec):
@@ -69,26 +82,36 @@ class JsonRpcCodec(WireCodec):
     ) -> R:
         """JSON-RPC errors are honoured whatever the HTTP status; a body that is no JSON-RPC
         response, or one for another id, raises A2AProtocolError. See ``WireCodec.decode``."""
-        try:
-            wait = header(headers, "retry-after") if status >= 300 else None
-            if request.request_id is None:  # a plain GET (the v0.2 extended card)
-                value = decode_rest_http(status, body, retry_after(wait))
-            else:
-                value = decode_http(
-                    status,
-                    body,
-                    request.request_id,
-                    version=self.version,
-                    task_id=request.task_id,
-                    retry_after=wait,
-                )
-            return self._result(request, value)
-        except A2AClientError as exc:
-            annotate(exc, request)
-            raise
+        wait = header(headers, "retry-after") if status >= 300 else None
+        context = request.context
+        if request.request_id is None:  # a plain GET (the v0.2 extended card)
+            value = decode_rest_http(
+                status, body, retry_after(wait), version=self.version, context=context
+            )
+        else:
+            value = decode_http(
+                status,
+                body,
+                request.request_id,
+                version=self.version,
+                task_id=request.task_id,
+                retry_after=wait,
+                context=context,
+            )
+        return self._result(request, value)
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         return JsonRpcEvents(self.dialect, request)
+
+    def op_for(self, method: str) -> Op | None:
+        """The operation ``method`` names in this dialect (None: none)."""
+        return next((Op(op) for op, m in self.dialect.methods.items() if m == method), None)
+
+    def _answer(self, value: Any, request_id: Any) -> Any:
+        return response(request_id, value)
+
+    def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
+        return 200, error_response(request_id, code, message, data)
 
 
 class V1JsonRpcCodec(JsonRpcCodec):
@@ -112,12 +135,11 @@ class V03JsonRpcCodec(JsonRpcCodec):
         return V03Dialect()
 
 
-_V02_CARD_PATH = "/agent/authenticatedExtendedCard"
-
-
 class V02JsonRpcCodec(JsonRpcCodec):
     """A2A v0.2 over JSON-RPC. Its extended card is no method but a plain GET of
-    ``/agent/authenticatedExtendedCard`` on the endpoint's host."""
+    ``card_path`` on the endpoint's host."""
+
+    card_path = "/agent/authenticatedExtendedCard"
 
     @staticmethod
     def make_dialect(tenant: str | None) -> Dialect:
@@ -135,9 +157,16 @@ class V02JsonRpcCodec(JsonRpcCodec):
     def _encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
         if op is not Op.EXTENDED_CARD:
             return super()._encode(op, args)
-        url = urljoin(self.url, _V02_CARD_PATH)
-        name = f"GET {_V02_CARD_PATH}"
-        return WireRequest(op, "GET", url, self._card_headers, None, True, None, name)
+        url = urljoin(self.url, self.card_path)
+        name = f"GET {self.card_path}"
+        return WireRequest(
+            op, "GET", url, self._card_headers, None, True, None, name, interface=self.url
+        )
+
+    def encode_result(self, op: Op, value: Any, request_id: Any = None) -> Any:
+        if op is Op.EXTENDED_CARD:
+            return value  # the answer to the plain GET: the card itself
+        return super().encode_result(op, value, request_id)
 
 
 class LegacyJsonRpcCodec(JsonRpcCodec):

@@ -7,7 +7,9 @@ import uuid
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
-from a2a_anyio._dialects.base import Dialect, SendConfig
+from a2a_anyio._dialects._shapes import put
+from a2a_anyio._dialects.base import Dialect
+from a2a_anyio._dialects.ops import PushRef, Send, SendConfig
 from a2a_anyio._dialects.v03 import decode_part as decode_typed_part
 from a2a_anyio._dialects.v03 import decode_push_config as decode_v03_push_config
 from a2a_anyio._dialects.v03 import encode_part as encode_kind_part
@@ -50,9 +52,7 @@ def encode_message(message: Message) -> JSONDict:
         "role": "agent" if message.role is Role.AGENT else "user",
         "parts": [encode_part(p) for p in message.parts],
     }
-    if message.metadata:
-        out["metadata"] = message.metadata
-    return out
+    return put(out, metadata=message.metadata)
 
 
 def decode_status(value: Any) -> TaskStatus:
@@ -66,6 +66,13 @@ def decode_status(value: Any) -> TaskStatus:
         wire if isinstance(wire, str) else None,
         d,
     )
+
+
+def encode_status(status: TaskStatus) -> JSONDict:
+    out: JSONDict = {"state": status.state.value}
+    if status.message is not None:
+        out["message"] = encode_message(status.message)
+    return put(out, timestamp=status.timestamp)
 
 
 def decode_artifact(value: Any, position: int = 0) -> Artifact:
@@ -82,6 +89,13 @@ def decode_artifact(value: Any, position: int = 0) -> Artifact:
     )
 
 
+def encode_artifact(artifact: Artifact, index: int = 0) -> JSONDict:
+    out = put({}, name=artifact.name, description=artifact.description)
+    out["parts"] = [encode_part(p) for p in artifact.parts]
+    out["index"] = index
+    return put(out, metadata=artifact.metadata)
+
+
 def decode_task(value: Any) -> Task:
     d = v.obj(value, "task")
     status = d.get("status")
@@ -95,6 +109,17 @@ def decode_task(value: Any) -> Task:
         history=[decode_message(m) for m in v.items(d, "history")],
         metadata=v.optional_dict(d, "metadata"),
         raw=d,
+    )
+
+
+def encode_task(task: Task) -> JSONDict:
+    out = put({"id": task.id}, sessionId=task.context_id)
+    out["status"] = encode_status(task.status)
+    return put(
+        out,
+        artifacts=[encode_artifact(a, i) for i, a in enumerate(task.artifacts)],
+        history=[encode_message(m) for m in task.history],
+        metadata=task.metadata,
     )
 
 
@@ -126,6 +151,22 @@ def decode_event(value: Any) -> StreamEvent:
     if "sessionId" in d or "artifacts" in d:  # a whole task, as some servers send first
         return decode_task(d)
     v.bad("legacy event has neither status nor artifact")
+
+
+def encode_event(event: StreamEvent, task: Task | None = None) -> JSONDict:
+    """What ``decode_event`` reads; an artifact's index is its place among ``task``'s."""
+    if isinstance(event, TaskStatusUpdateEvent):
+        out = {"id": event.task_id, "status": encode_status(event.status), "final": event.final}
+        return put(out, metadata=event.metadata)
+    if isinstance(event, TaskArtifactUpdateEvent):
+        ids = [a.artifact_id for a in task.artifacts] if task is not None else []
+        aid = event.artifact.artifact_id
+        art = encode_artifact(event.artifact, ids.index(aid) if aid in ids else 0)
+        put(art, append=event.append, lastChunk=event.last_chunk)
+        return put({"id": event.task_id, "artifact": art}, metadata=event.metadata)
+    if isinstance(event, Task):
+        return encode_task(event)
+    return encode_message(event)
 
 
 def decode_push_config(value: Any) -> PushNotificationConfig:
@@ -164,6 +205,17 @@ class LegacyDialect(Dialect):
     def decode_message(self, value: Any) -> Message:
         return decode_message(value)
 
+    def read_send_params(self, params: Any) -> Send:
+        d = v.obj(params, "params")
+        message = decode_message(d.get("message"))
+        message.task_id = v.required_id(d, "id", None, "params")  # the client names the task
+        message.context_id = v.text(d, "sessionId") or None
+        push = d.get("pushNotification")
+        if push is not None:
+            push = decode_push_config({"id": message.task_id, "pushNotificationConfig": push})
+        metadata = v.optional_dict(d, "metadata")
+        return Send(message, SendConfig(True, v.integer(d, "historyLength"), None, push, metadata))
+
     def send_params(self, message: Message, config: SendConfig) -> JSONDict:
         if not config.blocking:
             raise ValueError(NON_BLOCKING)
@@ -184,19 +236,34 @@ class LegacyDialect(Dialect):
     def decode_send_result(self, value: Any) -> Task | Message:
         return decode_task(value)
 
+    def encode_send_result(self, result: Task | Message) -> JSONDict:
+        return encode_event(result)  # a task: legacy agents answer nothing else
+
     def decode_event(self, value: Any) -> StreamEvent:
         return decode_event(value)
 
+    def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
+        return encode_event(event, task)
+
     def decode_task(self, value: Any) -> Task:
         return decode_task(value)
+
+    def encode_task(self, task: Task) -> JSONDict:
+        return encode_task(task)
 
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         if not config.task_id:
             raise ValueError("a push notification config needs a task_id")
         return {"id": config.task_id, "pushNotificationConfig": encode_push_config(config)}
 
+    def read_push_create_params(self, params: Any) -> PushNotificationConfig:
+        return decode_push_config(params)
+
     def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
         return {"id": task_id}
+
+    def read_push_params(self, params: Any) -> PushRef:
+        return PushRef(v.required_id(v.obj(params, "params"), "id", None, "params"))
 
     def push_list_params(self, task_id: str) -> JSONDict:
         raise ValueError("listing push configs is not part of the tasks/send dialect")
@@ -206,6 +273,11 @@ class LegacyDialect(Dialect):
 
     def decode_push_config(self, value: Any) -> PushNotificationConfig:
         return decode_push_config(value)
+
+    def encode_push_config(self, config: PushNotificationConfig) -> JSONDict:
+        inner = encode_push_config(config)
+        inner.pop("id", None)  # one config per task: no config ids
+        return {"id": config.task_id, "pushNotificationConfig": inner}
 
     def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
         return [decode_push_config(value)]

@@ -6,7 +6,6 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from a2a_anyio._dialects.base import SendConfig
 from a2a_anyio._model import JSONDict, Message, PushNotificationConfig, TaskState
 
 
@@ -53,6 +52,17 @@ _IDEMPOTENT = frozenset(
 
 
 # -- arguments, one shape per operation ------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SendConfig:
+    """Options of a send, in version-neutral terms."""
+
+    blocking: bool = True
+    history_length: int | None = None
+    accepted_output_modes: list[str] | None = None
+    push_config: PushNotificationConfig | None = None
+    metadata: JSONDict | None = None
 
 
 @dataclass(frozen=True, slots=True)

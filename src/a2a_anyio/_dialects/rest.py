@@ -8,17 +8,18 @@ parts, nested file and data parts, ``TASK_STATE_*``), built by ``V03RestDialect`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects._jsonrpc import not_json
 from a2a_anyio._dialects._shapes import Shapes
-from a2a_anyio._dialects.base import Dialect, SendConfig
-from a2a_anyio._dialects.v03 import V03Dialect
+from a2a_anyio._dialects.ops import Send, SendConfig
+from a2a_anyio._dialects.v03 import V03Dialect, encode_push_config
 from a2a_anyio._dialects.v03 import decode_part as decode_v03_part
-from a2a_anyio._dialects.v1 import V1Dialect
 from a2a_anyio._errors import (
     _BY_REASON,
     A2AAuthError,
@@ -28,11 +29,19 @@ from a2a_anyio._errors import (
     A2ARPCError,
     A2AServerError,
     ContentTypeNotSupportedError,
+    ErrorContext,
+    ExtendedCardNotConfiguredError,
+    ExtensionSupportRequiredError,
     InvalidAgentResponseError,
     InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    ParseError,
+    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
+    VersionNotSupportedError,
     rpc_error,
 )
 from a2a_anyio._model import (
@@ -58,10 +67,75 @@ class RestRequest:
     body: JSONDict | None
     #: Another body to try once if the server rejects the first (peers disagree on a shape).
     alternative: JSONDict | None = None
+    #: The verb to try once after a 405.
+    also: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How the binding carries one operation: ``verb`` and ``path``, where ``{name}`` stands
+    for the params member of that name; the members sent as the ``query``; and the ``body``:
+    "params" (as the dialect built them), "others" (the members not in the path) or None."""
+
+    op: str
+    verb: str
+    path: str
+    query: tuple[str, ...] = ()
+    body: str | None = None
+    #: The verb to try after a 405 (subscribe: POST per the spec, GET per the proto).
+    also: str | None = None
+
+
+_MEMBER = re.compile(r"\{(\w+)\}")
+_LIST_QUERY = (
+    "contextId",
+    "status",
+    "pageSize",
+    "pageToken",
+    "historyLength",
+    "statusTimestampAfter",
+    "includeArtifacts",
+)
+
+
+def _routes(version: str) -> dict[str, Route]:
+    v1 = version == "1.0"
+    base, task, config = ("", "taskId", "id") if v1 else ("/v1", "id", "pushNotificationConfigId")
+    configs = f"{base}/tasks/{{{task}}}/pushNotificationConfigs"
+    routes = [
+        Route("send", "POST", base + "/message:send", body="params"),
+        Route("stream", "POST", base + "/message:stream", body="params"),
+        Route("get", "GET", base + "/tasks/{id}", ("historyLength",)),
+        Route("cancel", "POST", base + "/tasks/{id}:cancel", body="others"),
+        Route("subscribe", "POST", base + "/tasks/{id}:subscribe", also="GET"),
+        Route("push_create", "POST", configs, body="params"),
+        Route("push_get", "GET", f"{configs}/{{{config}}}"),
+        Route("push_list", "GET", configs),
+        Route("push_delete", "DELETE", f"{configs}/{{{config}}}"),
+        Route("extended_card", "GET", base + ("/extendedAgentCard" if v1 else "/card")),
+    ]
+    if v1:
+        routes.append(Route("list", "GET", "/tasks", _LIST_QUERY))
+    return {r.op: r for r in routes}
+
+
+def _in_url(value: Any) -> str:
+    """``value`` as text a URL can carry: an id holding a lone surrogate (a server's JSON
+    can send one; no UTF-8 encodes it) raises A2AProtocolError instead."""
+    text = str(value)
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            shown = repr(text[:100])
+            raise A2AProtocolError(
+                f"{shown} cannot be sent in a URL: it holds a lone surrogate (not valid Unicode)"
+            ) from None
+    return text
 
 
 def _q(value: Any) -> str:
-    return quote(str(value), safe="")
+    return quote(_in_url(value), safe="")
 
 
 def _query(params: JSONDict, *names: str) -> dict[str, str]:
@@ -70,59 +144,88 @@ def _query(params: JSONDict, *names: str) -> dict[str, str]:
         value = params.get(name)
         if value is None:
             continue
-        out[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        out[name] = ("true" if value else "false") if isinstance(value, bool) else _in_url(value)
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class RestMatch:
+    """A request read back: its route, the params members its path carries, and whether its
+    verb is one the route is served with."""
+
+    route: Route
+    args: dict[str, str]
+    allowed: bool
+
+    def params(self, query: Mapping[str, str], body: Any) -> JSONDict:
+        """The params as the dialect built them: the body's members, the query's, the path's."""
+        out: JSONDict = dict(body) if isinstance(body, dict) else {}
+        out.update((k, query[k]) for k in self.route.query if k in query)
+        out.update(self.args)
+        return out
+
+
 class RestMapping:
-    """Maps an operation, with the params its dialect built, to a REST request."""
+    """Maps an operation, with the params its dialect built, to a REST request (``request``),
+    and a request back to its route and params (``match``, the server's side)."""
 
     def __init__(self, version: str, tenant: str | None = None) -> None:
         self.version = version
         self.tenant = tenant
-        self.prefix = "" if version == "1.0" else "/v1"
-        if tenant:
-            self.prefix = f"/{_q(tenant)}{self.prefix}"
+        self.prefix = f"/{_q(tenant)}" if tenant else ""
+        self.routes = _routes(version)
+        self._patterns = [(r, _pattern(self.prefix + r.path)) for r in self.routes.values()]
 
     def request(self, op: str, params: Any) -> RestRequest:
+        route = self.routes.get(op)
+        if route is None:
+            raise ValueError(f"{op} has no HTTP+JSON form")
         p: JSONDict = dict(params or {})
         p.pop("tenant", None)  # the path carries it
-        task = _q(p.get("taskId") or p.get("id") or "")
-        base = self.prefix
-        if op == "send":
-            return RestRequest("POST", f"{base}/message:send", {}, p)
-        if op == "stream":
-            return RestRequest("POST", f"{base}/message:stream", {}, p)
-        if op == "get":
-            return RestRequest("GET", f"{base}/tasks/{task}", _query(p, "historyLength"), None)
-        if op == "list":
-            names = ("contextId", "status", "pageSize", "pageToken", "historyLength")
-            query = _query(p, *names, "statusTimestampAfter", "includeArtifacts")
-            return RestRequest("GET", f"{base}/tasks", query, None)
-        if op == "cancel":
-            body = {"metadata": p["metadata"]} if p.get("metadata") else {}
-            return RestRequest("POST", f"{base}/tasks/{task}:cancel", {}, body)
-        if op == "subscribe":
-            return RestRequest("POST", f"{base}/tasks/{task}:subscribe", {}, None)
-        configs = f"{base}/tasks/{task}/pushNotificationConfigs"
-        config_id = _q(p.get("id") if self.version == "1.0" else p.get("pushNotificationConfigId"))
-        if op == "push_create":
-            return RestRequest("POST", configs, {}, p.get("body", p), p.get("alternative"))
-        if op == "push_get":
-            return RestRequest("GET", f"{configs}/{config_id}", {}, None)
-        if op == "push_list":
-            return RestRequest("GET", configs, {}, None)
-        if op == "push_delete":
-            return RestRequest("DELETE", f"{configs}/{config_id}", {}, None)
-        if op == "extended_card":
-            path = "/extendedAgentCard" if self.version == "1.0" else "/card"
-            return RestRequest("GET", base + path, {}, None)
-        raise ValueError(f"{op} has no HTTP+JSON form")
+        path = self.prefix + _MEMBER.sub(lambda m: _q(p.get(m[1]) or ""), route.path)
+        body, alternative = None, None
+        if route.body == "params":  # a dialect may give two shapes, as body and alternative
+            body, alternative = p.get("body", p), p.get("alternative")
+        elif route.body == "others":
+            body = {k: x for k, x in p.items() if k not in _MEMBER.findall(route.path)}
+        query = _query(p, *route.query)
+        return RestRequest(route.verb, path, query, body, alternative, route.also)
+
+    def match(self, verb: str, path: str) -> RestMatch | None:
+        """What a request's verb and (percent-encoded) path below the interface URL name;
+        None when no operation has that path."""
+        found = None
+        for route, pattern in self._patterns:
+            if (m := pattern.fullmatch(path)) is not None:
+                args = {k: unquote(x) for k, x in m.groupdict().items()}
+                if verb in (route.verb, route.also):
+                    return RestMatch(route, args, True)
+                found = found or RestMatch(route, args, False)
+        return found
 
 
-def rest_error(status: int, content: bytes, retry_after: float | None = None) -> A2AClientError:
+def _pattern(path: str) -> re.Pattern[str]:
+    pieces = _MEMBER.split(path)  # text, member, text, ...
+    return re.compile(
+        "".join(f"(?P<{x}>[^/:]+)" if i % 2 else re.escape(x) for i, x in enumerate(pieces))
+    )
+
+
+def rest_error(
+    status: int,
+    content: bytes,
+    retry_after: float | None = None,
+    *,
+    version: str = "1.0",
+    task_id: str | None = None,
+    context: ErrorContext | None = None,
+) -> A2AClientError:
     """The typed error for a failed REST call: ``ErrorInfo.reason`` first (v1.0), then an
-    error class name (some v0.3 peers), then the HTTP status."""
+    error class name (some v0.3 peers), a JSON-RPC code, then the HTTP status: before v1.0
+    a status with a message names an A2A error (v1.0 dispatches on the reason only, so a
+    proxy's JSON 502 stays an HTTP error, as it is over JSON-RPC). ``task_id`` is the task
+    the call was about; ``context`` says which call it was."""
+    where = context or {}
     text = content[:2000].decode("utf-8", "replace")
     try:
         value = json.loads(content) if content else None
@@ -143,51 +246,112 @@ def rest_error(status: int, content: bytes, retry_after: float | None = None) ->
     if cls is None and isinstance(kind, str):
         cls = next((c for c in _BY_REASON.values() if c.__name__ == kind), None)
     if cls is not None:
-        msg = message or text or reason or "error"
-        if cls is TaskNotFoundError:
-            return TaskNotFoundError(None, msg, data=details, reason=reason)
-        if cls is A2AServerError:
-            return A2AServerError(msg, data=details, reason=reason)
-        return cls(msg, data=details, reason=reason)
+        return _typed(cls, message or text or reason or "error", task_id, details, reason, where)
     code = body.get("code")
     if isinstance(code, int) and not isinstance(code, bool) and -32799 <= code <= -32000:
-        return rpc_error(code, message, body.get("data"), version="0.3")  # a JSON-RPC error
+        # A JSON-RPC error object: its code read as the dialect's version reads it.
+        data = body.get("data")
+        return rpc_error(code, message, data, version=version, task_id=task_id, context=where)
     if status in (401, 403):
-        return A2AAuthError(status, text)
-    if message is not None and status in _V03_STATUSES:
+        return A2AAuthError(status, text, **where)
+    if version != "1.0" and message is not None and status in _V03_STATUSES:
         # v0.3 REST servers answer {"message": ...} with a status that names the error;
         # a bare 404 without a JSON message stays an HTTP error (often: a wrong path).
-        return _V03_STATUSES[status](message)
-    return A2AHTTPError(status, text, retry_after=retry_after)
+        return _typed(_V03_STATUSES[status], message, task_id, None, None, where)
+    return A2AHTTPError(status, text, retry_after=retry_after, **where)
 
 
-# The a2a-sdk 0.3 REST statuses (a2a-protocol §5.5), for errors that carry no reason.
-_V03_STATUSES: dict[int, Callable[[str], A2AClientError]] = {
-    404: lambda m: TaskNotFoundError(None, m),
-    409: lambda m: TaskNotCancelableError(None, m),
-    415: ContentTypeNotSupportedError,
-    422: InvalidParamsError,
-    501: UnsupportedOperationError,
-    502: InvalidAgentResponseError,
+def _typed(
+    cls: type[A2ARPCError],
+    message: str,
+    task_id: str | None,
+    details: Any,
+    reason: str | None,
+    where: ErrorContext,
+) -> A2ARPCError:
+    if cls is TaskNotFoundError:
+        return TaskNotFoundError(task_id, message, data=details, reason=reason, **where)
+    if cls is TaskNotCancelableError:
+        return TaskNotCancelableError(None, message, data=details, reason=reason, **where)
+    return cls(message, data=details, reason=reason, **where)
+
+
+# code -> the HTTP status and google.rpc code of a v1.0.1 error (a2a-protocol §5.4), and the
+# HTTP status the a2a-sdk 0.3 answers it with (§5.5).
+_STATUSES: dict[int, tuple[int, str, int]] = {
+    ParseError.code: (400, "INVALID_ARGUMENT", 400),
+    InvalidRequestError.code: (400, "INVALID_ARGUMENT", 400),
+    MethodNotFoundError.code: (404, "NOT_FOUND", 404),
+    InvalidParamsError.code: (400, "INVALID_ARGUMENT", 422),
+    A2AServerError.code: (500, "INTERNAL", 500),
+    TaskNotFoundError.code: (404, "NOT_FOUND", 404),
+    TaskNotCancelableError.code: (400, "FAILED_PRECONDITION", 409),
+    PushNotificationNotSupportedError.code: (400, "FAILED_PRECONDITION", 501),
+    UnsupportedOperationError.code: (400, "FAILED_PRECONDITION", 501),
+    ContentTypeNotSupportedError.code: (400, "INVALID_ARGUMENT", 415),
+    InvalidAgentResponseError.code: (500, "INTERNAL", 502),
+    ExtendedCardNotConfiguredError.code: (400, "FAILED_PRECONDITION", 404),
+    ExtensionSupportRequiredError.code: (400, "FAILED_PRECONDITION", 500),
+    VersionNotSupportedError.code: (400, "FAILED_PRECONDITION", 500),
+}
+# Read back, for errors that carry no reason: the error each of these statuses stands for.
+_V03_STATUSES: dict[int, type[A2ARPCError]] = {
+    _STATUSES[cls.code][2]: cls
+    for cls in (
+        TaskNotFoundError,
+        TaskNotCancelableError,
+        ContentTypeNotSupportedError,
+        InvalidParamsError,
+        UnsupportedOperationError,
+        InvalidAgentResponseError,
+    )
 }
 
 
-def decode_rest_http(status: int, content: bytes, retry_after: float | None = None) -> Any:
-    """The JSON body of a successful REST call, or the typed error of a failed one."""
+def rest_error_body(version: str, code: int, message: str, details: Any) -> tuple[int, JSONDict]:
+    """HTTP status and body of an error with JSON-RPC ``code`` (the server's side of
+    ``rest_error``): a ``google.rpc.Status`` in v1.0, the a2a-sdk 0.3's ``{"message"}``."""
+    status, name, v03_status = _STATUSES.get(code, (500, "INTERNAL", 500))
+    if version != "1.0":
+        return v03_status, {"message": message}
+    body = {"code": status, "status": name, "message": message, "details": details}
+    return status, {"error": body}
+
+
+def decode_rest_http(
+    status: int,
+    content: bytes,
+    retry_after: float | None = None,
+    *,
+    version: str = "1.0",
+    task_id: str | None = None,
+    context: ErrorContext | None = None,
+) -> Any:
+    """The JSON body of a successful REST call, or the typed error of a failed one (see
+    ``rest_error``)."""
     if not 200 <= status < 300:
-        raise rest_error(status, content, retry_after)
+        raise rest_error(
+            status, content, retry_after, version=version, task_id=task_id, context=context
+        )
     if not content.strip():
         return None
     try:
         return json.loads(content)
     except (ValueError, RecursionError) as exc:
-        raise A2AProtocolError(f"response is not JSON: {content[:120]!r}") from exc
+        raise not_json(content, context) from exc
 
 
-def unwrap_rest_event(value: Any) -> Any:
+def unwrap_rest_event(
+    value: Any,
+    *,
+    version: str = "1.0",
+    task_id: str | None = None,
+    context: ErrorContext | None = None,
+) -> Any:
     """A streamed REST event: the StreamResponse itself, or the error it carries."""
     if isinstance(value, dict) and isinstance(value.get("error"), dict):
-        raise rest_error(500, json.dumps(value).encode())
+        body = json.dumps(value).encode()
+        raise rest_error(500, body, version=version, task_id=task_id, context=context)
     return value
 
 
@@ -228,12 +392,20 @@ _V03_REST = Shapes(
     _decode_v03_rest_part,
     _encode_v03_rest_part,
     {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED: "ROLE_USER"},
+    lambda state: v.proto_state(state, "TASK_STATE_CANCELLED"),
+    final=True,
     message_parts="content",
 )
 
 
+def _config_name(task_id: str | None, config_id: str | None) -> str:
+    return f"tasks/{task_id}/pushNotificationConfigs/{config_id}"
+
+
 class V03RestDialect(V03Dialect):
     """Payloads of the v0.3 HTTP+JSON binding (ProtoJSON of the v0.3 proto)."""
+
+    push_in_send = "pushNotification"
 
     def encode_message(self, message: Message) -> JSONDict:
         return _V03_REST.encode_message(message)
@@ -252,6 +424,12 @@ class V03RestDialect(V03Dialect):
             params["metadata"] = config.metadata
         return params
 
+    def read_send_params(self, params: Any) -> Send:
+        d = v.obj(params, "params")
+        if "message" not in d and "request" in d:  # the proto's field name
+            d = {**d, "message": d["request"]}
+        return super().read_send_params(d)
+
     def decode_send_result(self, value: Any) -> Task | Message:
         d = v.obj(value, "send result")
         if (x := d.get("task")) is not None:
@@ -260,33 +438,54 @@ class V03RestDialect(V03Dialect):
             return self.decode_message(x)
         v.bad("send result has neither task nor message")
 
+    def encode_send_result(self, result: Task | Message) -> JSONDict:
+        return _V03_REST.encode_stream_response(result)
+
     def decode_task(self, value: Any) -> Task:
         return _V03_REST.decode_task(value)
+
+    def encode_task(self, task: Task) -> JSONDict:
+        return _V03_REST.encode_task(task)
 
     def decode_event(self, value: Any) -> StreamEvent:
         d = v.obj(value, "stream event")
         if (x := d.get("statusUpdate")) is not None:
-            return _with_final(V1Dialect().decode_event({"statusUpdate": x}), x)
+            return _V03_REST.decode_status_update(v.obj(x, "statusUpdate"))
         if (x := d.get("artifactUpdate")) is not None:
-            return V1Dialect().decode_event({"artifactUpdate": x})
+            return _V03_REST.decode_artifact_update(v.obj(x, "artifactUpdate"))
         if (x := d.get("task")) is not None:
             return self.decode_task(x)
         if (x := d.get("message", d.get("msg"))) is not None:
             return self.decode_message(x)
         v.bad("stream event has none of task, message, statusUpdate, artifactUpdate")
 
+    def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
+        return _V03_REST.encode_stream_response(event)
+
+    def encode_notification(self, event: StreamEvent, task: Task) -> JSONDict:
+        return V03Dialect().encode_task(task)  # the JSON-RPC shape, as the a2a-sdk posts it
+
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         inner = V03Dialect().push_create_params(config)["pushNotificationConfig"]
         config_id = config.id or config.task_id or ""
-        name = f"tasks/{config.task_id}/pushNotificationConfigs/{config_id}"
-        # The a2a-sdk takes the whole create request; the JS SDK only the config itself.
-        body = {
-            "parent": f"tasks/{config.task_id}",
-            "configId": config_id,
-            "config": {"name": name, "pushNotificationConfig": inner},
+        resource = {
+            "name": _config_name(config.task_id, config_id),
+            "pushNotificationConfig": inner,
         }
-        alternative = {"name": name, "pushNotificationConfig": inner}
-        return {"taskId": config.task_id, "body": body, "alternative": alternative}
+        # The a2a-sdk takes the whole create request; the JS SDK only the config itself.
+        body = {"parent": f"tasks/{config.task_id}", "configId": config_id, "config": resource}
+        return {"id": config.task_id, "body": body, "alternative": resource}
+
+    def read_push_create_params(self, params: Any) -> PushNotificationConfig:
+        d = v.obj(params, "params")
+        config = self.decode_push_config(v.optional_dict(d, "config") or d)
+        config.id = config.id or v.text(d, "configId")
+        config.task_id = v.required_id(d, "id", None, "params")
+        return config
+
+    def encode_push_config(self, config: PushNotificationConfig) -> JSONDict:
+        inner = encode_push_config(config)
+        return {"name": _config_name(config.task_id, config.id), "pushNotificationConfig": inner}
 
     def decode_push_config(self, value: Any) -> PushNotificationConfig:
         d = v.obj(value, "push notification config")
@@ -301,14 +500,5 @@ class V03RestDialect(V03Dialect):
         items = v.items(v.obj(value, "push config list"), "configs") if value else []
         return [self.decode_push_config(c) for c in items]
 
-
-def _with_final(event: StreamEvent, wire: Any) -> StreamEvent:
-    # v0.3 REST status events carry ``final``; v1.0 decoding only looks at the state.
-    if isinstance(wire, dict) and wire.get("final") is True and hasattr(event, "final"):
-        event.final = True
-    return event
-
-
-def rest_dialect(version: str, tenant: str | None = None) -> Dialect:
-    """The payload dialect of the REST binding for ``version``."""
-    return V1Dialect(None) if version.startswith("1.") else V03RestDialect()
+    def encode_push_configs(self, configs: list[PushNotificationConfig]) -> Any:
+        return {"configs": [self.encode_push_config(c) for c in configs], "nextPageToken": ""}

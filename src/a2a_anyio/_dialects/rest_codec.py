@@ -14,8 +14,10 @@ from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.ops import Op, OpArgs
 from a2a_anyio._dialects.rest import (
     RestMapping,
+    RestMatch,
     V03RestDialect,
     decode_rest_http,
+    rest_error_body,
     unwrap_rest_event,
 )
 from a2a_anyio._dialects.v1 import V1Dialect
@@ -25,8 +27,8 @@ from a2a_anyio._dialects.wire import (
     R,
     WireCodec,
     WireRequest,
-    annotate,
     header,
+    raise_in,
 )
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._model import StreamEvent
@@ -36,11 +38,17 @@ class RestEvents(EventDecoder):
     """Events of a REST stream: bare StreamResponses; an ``{"error": ...}`` event is raised."""
 
     def decode(self, data: str) -> StreamEvent:
+        context = self.context
+        value = unwrap_rest_event(
+            loads_event(data, context),
+            version=self._version,
+            task_id=self.request.task_id,
+            context=context,
+        )
         try:
-            return self.dialect.decode_event(unwrap_rest_event(loads_event(data)))
+            return self.dialect.decode_event(value)
         except A2AClientError as exc:
-            annotate(exc, self.request)
-            raise
+            raise_in(context, exc)
 
 
 def _dumps(value: Any) -> bytes | None:
@@ -84,14 +92,24 @@ class RestCodec(WireCodec):
         def build(method: str, body: Any, **more: Any) -> WireRequest[Any]:
             name = f"{method} {rest.path}"
             return WireRequest(
-                op, method, url, headers, _dumps(body), idempotent, None, name, task_id, **more
+                op,
+                method,
+                url,
+                headers,
+                _dumps(body),
+                idempotent,
+                None,
+                name,
+                task_id,
+                interface=self.url,
+                **more,
             )
 
         if rest.alternative is not None:
             other = build(rest.method, rest.alternative)
             return build(rest.method, rest.body, alternative=other, when=Fallback.REJECTED)
-        if op is Op.SUBSCRIBE:
-            other = build("GET", None)
+        if rest.also is not None:
+            other = build(rest.also, None)
             when = Fallback.METHOD_NOT_ALLOWED
             return build(rest.method, rest.body, alternative=other, when=when)
         return build(rest.method, rest.body)
@@ -101,28 +119,43 @@ class RestCodec(WireCodec):
     ) -> R:
         """An error status is typed by ``ErrorInfo.reason``, then an error class name, then
         the v0.3 status table, else A2AHTTPError. See ``WireCodec.decode``."""
-        try:
-            wait = retry_after(header(headers, "retry-after")) if status >= 300 else None
-            return self._result(request, decode_rest_http(status, body, wait))
-        except A2AClientError as exc:
-            annotate(exc, request)
-            raise
+        wait = retry_after(header(headers, "retry-after")) if status >= 300 else None
+        value = decode_rest_http(
+            status,
+            body,
+            wait,
+            version=self.version,
+            task_id=request.task_id,
+            context=request.context,
+        )
+        return self._result(request, value)
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         return RestEvents(self.dialect, request)
+
+    def route(self, verb: str, path: str) -> RestMatch | None:
+        """The operation a request's verb and path (below the interface URL) name, with the
+        params its path carries (``RestMatch.params`` adds the query's and the body's); None
+        when no operation of this binding and dialect has that path."""
+        found = self._mapping.match(verb, path)
+        return found if found is not None and self.supports(Op(found.route.op)) else None
+
+    def _answer(self, value: Any, request_id: Any) -> Any:
+        return {} if value is None else value  # a body is always an object (DELETE: {})
+
+    def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
+        return rest_error_body(self.paths, code, message, data)
 
 
 class V1RestCodec(RestCodec):
     """A2A v1.0 over HTTP+JSON: v1.0 ProtoJSON, ``application/a2a+json``, no ``/v1``."""
 
     paths = "1.0"
+    content_type = "application/a2a+json"
 
     @staticmethod
     def make_dialect(tenant: str | None) -> Dialect:
         return V1Dialect(None)  # the tenant goes into the path
-
-    def _content_type(self) -> str:
-        return "application/a2a+json"
 
 
 class V03RestCodec(RestCodec):

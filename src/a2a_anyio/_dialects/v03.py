@@ -6,7 +6,8 @@ from typing import Any
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import Shapes
-from a2a_anyio._dialects.base import Dialect, SendConfig
+from a2a_anyio._dialects.base import Dialect
+from a2a_anyio._dialects.ops import PushRef, Send, SendConfig, TaskRef
 from a2a_anyio._model import (
     DataPart,
     FilePart,
@@ -82,7 +83,7 @@ def encode_part(part: Part) -> JSONDict:
     return out
 
 
-_SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, "message")
+_SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, lambda s: s.value, kinds=True, final=True)
 decode_message = _SHAPES.decode_message
 encode_message = _SHAPES.encode_message
 decode_status = _SHAPES.decode_status
@@ -122,7 +123,19 @@ def decode_result(value: Any) -> StreamEvent:
     v.bad(f"unknown result kind {kind!r}")
 
 
+def encode_result(event: StreamEvent) -> JSONDict:
+    """What ``decode_result`` reads."""
+    if isinstance(event, TaskArtifactUpdateEvent):
+        return {"kind": "artifact-update", **_SHAPES.encode_artifact_update(event)}
+    if isinstance(event, TaskStatusUpdateEvent):
+        return {"kind": "status-update", **_SHAPES.encode_status_update(event)}
+    if isinstance(event, Task):
+        return _SHAPES.encode_task(event)
+    return _SHAPES.encode_message(event)
+
+
 def decode_push_config(value: Any) -> PushNotificationConfig:
+    """A ``TaskPushNotificationConfig`` (or the config alone)."""
     d = v.obj(value, "push notification config")
     inner = v.obj(d.get("pushNotificationConfig", d), "pushNotificationConfig")
     auth = v.optional_dict(inner, "authentication") or {}
@@ -139,6 +152,11 @@ def decode_push_config(value: Any) -> PushNotificationConfig:
         auth_credentials=v.text(auth, "credentials"),
         raw=d,
     )
+
+
+def encode_task_push_config(config: PushNotificationConfig) -> JSONDict:
+    """A ``TaskPushNotificationConfig``: what ``decode_push_config`` reads."""
+    return {"taskId": config.task_id, "pushNotificationConfig": encode_push_config(config)}
 
 
 def encode_push_config(config: PushNotificationConfig) -> JSONDict:
@@ -172,6 +190,9 @@ class V03Dialect(Dialect):
         "extended_card": "agent/getAuthenticatedExtendedCard",
     }
 
+    #: Where a send's configuration carries a push config.
+    push_in_send = "pushNotificationConfig"
+
     def headers(self) -> dict[str, str]:
         # v0.3 servers ignore it; v1.0 servers with a compat layer route by it.
         return {"A2A-Version": "0.3"}
@@ -196,17 +217,39 @@ class V03Dialect(Dialect):
             params["metadata"] = config.metadata
         return params
 
+    def read_send_params(self, params: Any) -> Send:
+        d = v.obj(params, "params")
+        conf = v.optional_dict(d, "configuration") or {}
+        push = conf.get(self.push_in_send)
+        config = SendConfig(
+            conf.get("blocking") is not False,
+            v.integer(conf, "historyLength", "history_length") or None,  # 0 means all of it
+            v.str_list(conf, "acceptedOutputModes", "accepted_output_modes"),
+            None if push is None else decode_push_config(push),
+            v.optional_dict(d, "metadata"),
+        )
+        return Send(self.decode_message(d.get("message")), config)
+
     def decode_send_result(self, value: Any) -> Task | Message:
         result = decode_result(value)
         if isinstance(result, (Task, Message)):
             return result
         v.bad("message/send returned an event instead of a task or message")
 
+    def encode_send_result(self, result: Task | Message) -> JSONDict:
+        return encode_result(result)
+
     def decode_event(self, value: Any) -> StreamEvent:
         return decode_result(value)
 
+    def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
+        return encode_result(event)
+
     def decode_task(self, value: Any) -> Task:
         return decode_task(value)
+
+    def encode_task(self, task: Task) -> JSONDict:
+        return _SHAPES.encode_task(task)
 
     def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
         params: JSONDict = {"id": task_id}
@@ -214,10 +257,17 @@ class V03Dialect(Dialect):
             params["historyLength"] = history_length
         return params
 
+    def read_task_params(self, params: Any) -> TaskRef:
+        ref = super().read_task_params(params)
+        return TaskRef(ref.task_id, ref.history_length or None)  # 0 means all of it
+
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         if not config.task_id:
             raise ValueError("a push notification config needs a task_id")
-        return {"taskId": config.task_id, "pushNotificationConfig": encode_push_config(config)}
+        return encode_task_push_config(config)
+
+    def read_push_create_params(self, params: Any) -> PushNotificationConfig:
+        return decode_push_config(params)
 
     def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
         params: JSONDict = {"id": task_id}
@@ -231,8 +281,17 @@ class V03Dialect(Dialect):
     def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
         return {"id": task_id, "pushNotificationConfigId": config_id}
 
+    def read_push_params(self, params: Any) -> PushRef:
+        d = v.obj(params, "params")
+        return PushRef(
+            v.required_id(d, "id", None, "params"), v.text(d, "pushNotificationConfigId")
+        )
+
     def decode_push_config(self, value: Any) -> PushNotificationConfig:
         return decode_push_config(value)
+
+    def encode_push_config(self, config: PushNotificationConfig) -> JSONDict:
+        return encode_task_push_config(config)
 
     def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
         if isinstance(value, dict):  # tolerate a v1.0-style {"configs": [...]}

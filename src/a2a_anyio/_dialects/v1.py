@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import Shapes
-from a2a_anyio._dialects.base import Dialect, SendConfig
+from a2a_anyio._dialects.base import Dialect
+from a2a_anyio._dialects.ops import ListTasks, PushRef, Send, SendConfig
+from a2a_anyio._errors import error_details
 from a2a_anyio._model import (
     DataPart,
     FilePart,
@@ -17,9 +20,8 @@ from a2a_anyio._model import (
     Role,
     StreamEvent,
     Task,
-    TaskArtifactUpdateEvent,
     TaskPage,
-    TaskStatusUpdateEvent,
+    TaskState,
     TextPart,
 )
 
@@ -67,47 +69,14 @@ def encode_part(part: Part) -> JSONDict:
     return out
 
 
-_SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT)
+_SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, v.proto_state)
 decode_message = _SHAPES.decode_message
 encode_message = _SHAPES.encode_message
 decode_status = _SHAPES.decode_status
 decode_artifact = _SHAPES.decode_artifact
 decode_task = _SHAPES.decode_task
-
-
-def decode_status_update(d: JSONDict) -> TaskStatusUpdateEvent:
-    status = decode_status(d.get("status"))
-    return TaskStatusUpdateEvent(
-        v.required_id(d, "taskId", "task_id", "status update"),
-        v.text(d, "contextId", "context_id"),
-        status,
-        # v1.0 has no flag: the stream ends after a terminal or interrupted state.
-        status.state.is_final or v.boolean(d, "final"),
-        v.optional_dict(d, "metadata"),
-        d,
-    )
-
-
-_UPDATE_KEYS = frozenset({"taskId", "contextId", "artifact", "append", "lastChunk"})
-
-
-def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
-    if d.keys() <= _UPDATE_KEYS:  # the usual members only: no other spelling to look for
-        tid, ctx = d.get("taskId"), d.get("contextId")
-        append, last = d.get("append", False), d.get("lastChunk", False)
-        fits = (ctx is None or type(ctx) is str) and type(append) is type(last) is bool
-        if isinstance(tid, str) and tid and fits:
-            artifact = decode_artifact(d.get("artifact"))
-            return TaskArtifactUpdateEvent(tid, ctx, artifact, append, last, None, d)
-    return TaskArtifactUpdateEvent(
-        v.required_id(d, "taskId", "task_id", "artifact update"),
-        v.text(d, "contextId", "context_id"),
-        decode_artifact(d.get("artifact")),
-        v.boolean(d, "append"),
-        v.boolean(d, "lastChunk", "last_chunk"),
-        v.optional_dict(d, "metadata"),
-        d,
-    )
+decode_status_update = _SHAPES.decode_status_update
+decode_artifact_update = _SHAPES.decode_artifact_update
 
 
 def decode_stream_response(value: Any) -> StreamEvent:
@@ -214,6 +183,19 @@ class V1Dialect(Dialect):
             params["metadata"] = config.metadata
         return self._with_tenant(params)
 
+    def read_send_params(self, params: Any) -> Send:
+        d = v.obj(params, "params")
+        conf = v.optional_dict(d, "configuration") or {}
+        push = v.field(conf, "taskPushNotificationConfig", "task_push_notification_config")
+        config = SendConfig(
+            not v.boolean(conf, "returnImmediately", "return_immediately"),
+            v.integer(conf, "historyLength", "history_length"),
+            v.str_list(conf, "acceptedOutputModes", "accepted_output_modes"),
+            None if push is None else decode_push_config(push),
+            v.optional_dict(d, "metadata"),
+        )
+        return Send(decode_message(d.get("message")), config)
+
     def decode_send_result(self, value: Any) -> Task | Message:
         d = v.obj(value, "SendMessage result")
         if (x := d.get("task")) is not None:
@@ -222,11 +204,23 @@ class V1Dialect(Dialect):
             return decode_message(x)
         v.bad("SendMessage result has neither task nor message")
 
+    def encode_send_result(self, result: Task | Message) -> JSONDict:
+        return _SHAPES.encode_stream_response(result)
+
     def decode_event(self, value: Any) -> StreamEvent:
         return decode_stream_response(value)
 
+    def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
+        return _SHAPES.encode_stream_response(event)
+
+    def encode_notification(self, event: StreamEvent, task: Task) -> JSONDict:
+        return _SHAPES.encode_stream_response(event)  # v1.0 posts the event itself
+
     def decode_task(self, value: Any) -> Task:
         return decode_task(value)
+
+    def encode_task(self, task: Task) -> JSONDict:
+        return _SHAPES.encode_task(task)
 
     def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
         return self._with_tenant(super().task_params(task_id, history_length))
@@ -249,9 +243,7 @@ class V1Dialect(Dialect):
             params["pageToken"] = cursor
         state = filters.get("status")
         if state is not None:
-            params["status"] = "TASK_STATE_" + str(getattr(state, "value", state)).upper().replace(
-                "-", "_"
-            )
+            params["status"] = v.proto_state(v.state(state))
         if filters.get("history_length") is not None:
             params["historyLength"] = filters["history_length"]
         if filters.get("include_artifacts"):
@@ -259,6 +251,23 @@ class V1Dialect(Dialect):
         if filters.get("updated_after"):
             params["statusTimestampAfter"] = filters["updated_after"]
         return self._with_tenant(params)
+
+    def read_list_tasks_params(self, params: Any) -> ListTasks:
+        d = v.obj(params, "params")
+        wire = d.get("status")
+        state = v.state(wire) if wire else None
+        if state is TaskState.UNKNOWN and wire != "TASK_STATE_UNSPECIFIED":
+            v.bad(f"unknown task state {wire!r}")
+        include = d.get("includeArtifacts")
+        return ListTasks(
+            v.text(d, "contextId") or None,
+            v.integer(d, "pageSize"),
+            v.text(d, "pageToken") or None,
+            state,
+            v.integer(d, "historyLength"),
+            include is True or str(include).lower() == "true",  # "true" in a query
+            v.text(d, "statusTimestampAfter") or None,
+        )
 
     def decode_task_page(self, value: Any) -> TaskPage:
         d = v.obj(value, "ListTasks result")
@@ -272,8 +281,20 @@ class V1Dialect(Dialect):
             raw=d,
         )
 
+    def encode_task_page(self, page: TaskPage) -> JSONDict:
+        out: JSONDict = {"tasks": [_SHAPES.encode_task(t) for t in page.tasks]}
+        out["nextPageToken"] = page.next_cursor or ""
+        if page.page_size is not None:
+            out["pageSize"] = page.page_size
+        if page.total_size is not None:
+            out["totalSize"] = page.total_size
+        return out
+
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         return self._with_tenant(encode_push_config(config))
+
+    def read_push_create_params(self, params: Any) -> PushNotificationConfig:
+        return decode_push_config(params)
 
     def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
         params: JSONDict = {"taskId": task_id}
@@ -287,11 +308,24 @@ class V1Dialect(Dialect):
     def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
         return self._with_tenant({"taskId": task_id, "id": config_id})
 
+    def read_push_params(self, params: Any) -> PushRef:
+        d = v.obj(params, "params")
+        return PushRef(v.required_id(d, "taskId", "task_id", "params"), v.text(d, "id"))
+
     def decode_push_config(self, value: Any) -> PushNotificationConfig:
         return decode_push_config(value)
+
+    def encode_push_config(self, config: PushNotificationConfig) -> JSONDict:
+        return encode_push_config(config)
 
     def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
         if isinstance(value, list):  # tolerate a bare array
             return [decode_push_config(c) for c in value]
         d = v.obj(value, "ListTaskPushNotificationConfigs result")
         return [decode_push_config(c) for c in v.items(d, "configs")]
+
+    def encode_push_configs(self, configs: list[PushNotificationConfig]) -> Any:
+        return {"configs": [encode_push_config(c) for c in configs]}
+
+    def error_data(self, code: int, metadata: Mapping[str, Any]) -> Any:
+        return error_details(code, metadata)  # v1.0: an ErrorInfo, whatever the metadata

@@ -5,6 +5,11 @@ through it: ``codec.encode(op, args)`` -> send the ``WireRequest`` -> ``codec.de
 streams read each event's data through ``codec.event_decoder(request)``. Nothing here does
 I/O. The operations and their arguments are in ``ops``, the concrete codecs in
 ``jsonrpc_codec`` and ``rest_codec``; ``codec_for`` (in the package) chooses one.
+
+A server (the testing kit's fake agent) runs the same codec the other way round:
+``decode_params`` reads what ``encode`` wrote, ``encode_result`` / ``encode_event`` /
+``encode_error`` write what ``decode`` and the event decoders read; the JSON-RPC codecs name
+the operation of a method (``op_for``), the REST codecs that of a verb and path (``route``).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+from typing import Any, ClassVar, Generic, Literal, NoReturn, TypeVar, cast, overload
 
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.ops import (
@@ -35,8 +40,10 @@ from a2a_anyio._errors import (
     A2AClientError,
     A2AHTTPError,
     A2ARPCError,
+    ErrorContext,
     TaskNotFoundError,
     UnsupportedOperationError,
+    located,
 )
 from a2a_anyio._model import (
     AgentCard,
@@ -73,7 +80,8 @@ class WireRequest(Generic[R]):
     ``headers`` are shared between requests (read-only); credentials are not among them.
     ``name`` is how errors name the call: the JSON-RPC method, or the HTTP verb and path
     relative to the interface URL. ``request_id`` is None when the body is no JSON-RPC
-    request (REST, and the plain GET of the v0.2 extended card).
+    request (REST, and the plain GET of the v0.2 extended card). ``interface`` is the URL of
+    the interface the request goes to (``url`` when None): errors name it as the agent.
 
     ``alternative`` is the one other form of the same call. Send it once, instead of
     failing, when ``alternative_for(error)`` returns it for the error that decoding this
@@ -93,6 +101,17 @@ class WireRequest(Generic[R]):
     task_id: str | None = None
     alternative: WireRequest[R] | None = None
     when: Fallback | None = None
+    interface: str | None = None
+
+    @property
+    def context(self) -> ErrorContext:
+        """Where an error of this call happened: the keyword arguments of its error."""
+        return {
+            "agent": self.interface or self.url,
+            "method": self.name,
+            "operation": self.op.value,
+            "request_id": self.request_id,
+        }
 
     @property
     def streams(self) -> bool:
@@ -117,13 +136,15 @@ class WireRequest(Generic[R]):
         return self.alternative if wanted else None
 
 
-def annotate(exc: A2AClientError, request: WireRequest[Any]) -> None:
-    """Say which call ``exc`` belongs to (without overwriting what it already says)."""
-    exc.method = exc.method or request.name
-    if exc.request_id is None:
-        exc.request_id = request.request_id
-    if isinstance(exc, TaskNotFoundError) and exc.task_id is None:
-        exc.task_id = request.task_id
+def raise_in(context: ErrorContext, exc: A2AClientError) -> NoReturn:
+    """Raise ``exc`` saying ``context``: itself when it does, else a new error that does.
+
+    For the errors of the payload decoders, which are pure and know no call.
+    """
+    error = located(exc, context)
+    if error is exc:
+        raise exc
+    raise error from exc
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -147,20 +168,23 @@ def ends_stream(event: StreamEvent, version: str) -> bool:
     return state.is_terminal or (version == "1.0" and state.is_interrupted)
 
 
-# What each operation's result becomes (lambdas: a dialect's override must be the one called).
-RESULTS: dict[Op, Callable[[Dialect, Any], Any]] = {
-    Op.SEND: lambda d, r: d.decode_send_result(r),
-    Op.STREAM: lambda d, r: d.decode_event(r),
-    Op.SUBSCRIBE: lambda d, r: d.decode_event(r),
-    Op.GET: lambda d, r: d.decode_task(r),
-    Op.CANCEL: lambda d, r: d.decode_task(r),
-    Op.LIST: lambda d, r: d.decode_task_page(r),
-    Op.PUSH_CREATE: lambda d, r: d.decode_push_config(r),
-    Op.PUSH_GET: lambda d, r: d.decode_push_config(r),
-    Op.PUSH_LIST: lambda d, r: d.decode_push_configs(r),
-    Op.PUSH_DELETE: lambda d, r: None,
-    Op.EXTENDED_CARD: lambda d, r: d.decode_card(r),
-    Op.CALL: lambda d, r: r,
+Coder = Callable[[Dialect, Any], Any]
+
+# What each operation answers with: how a client reads it and how a server writes it
+# (lambdas: a dialect's override must be the one called). A card is written as its JSON.
+RESULTS: dict[Op, tuple[Coder, Coder]] = {
+    Op.SEND: (lambda d, r: d.decode_send_result(r), lambda d, r: d.encode_send_result(r)),
+    Op.STREAM: (lambda d, r: d.decode_event(r), lambda d, r: d.encode_event(r)),
+    Op.SUBSCRIBE: (lambda d, r: d.decode_event(r), lambda d, r: d.encode_event(r)),
+    Op.GET: (lambda d, r: d.decode_task(r), lambda d, r: d.encode_task(r)),
+    Op.CANCEL: (lambda d, r: d.decode_task(r), lambda d, r: d.encode_task(r)),
+    Op.LIST: (lambda d, r: d.decode_task_page(r), lambda d, r: d.encode_task_page(r)),
+    Op.PUSH_CREATE: (lambda d, r: d.decode_push_config(r), lambda d, r: d.encode_push_config(r)),
+    Op.PUSH_GET: (lambda d, r: d.decode_push_config(r), lambda d, r: d.encode_push_config(r)),
+    Op.PUSH_LIST: (lambda d, r: d.decode_push_configs(r), lambda d, r: d.encode_push_configs(r)),
+    Op.PUSH_DELETE: (lambda d, r: None, lambda d, r: None),
+    Op.EXTENDED_CARD: (lambda d, r: d.decode_card(r), lambda d, r: r),
+    Op.CALL: (lambda d, r: r, lambda d, r: r),
 }
 
 
@@ -174,6 +198,8 @@ class EventDecoder(ABC):
     def __init__(self, dialect: Dialect, request: WireRequest[Any]) -> None:
         self.dialect = dialect
         self.request = request
+        #: What the errors of this stream's events say about where they happened.
+        self.context = request.context
         self._version = dialect.version
 
     @abstractmethod
@@ -197,6 +223,8 @@ class WireCodec(ABC):
     binding: ClassVar[str]
     #: How messages name the binding.
     binding_name: ClassVar[str]
+    #: The media type of JSON bodies, both ways.
+    content_type: ClassVar[str] = "application/json"
 
     def __init__(
         self, url: str, *, tenant: str | None = None, extensions: Sequence[str] = ()
@@ -225,11 +253,8 @@ class WireCodec(ABC):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.url!r}>"
 
-    def _content_type(self) -> str:
-        return "application/json"
-
     def _base_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": self._content_type(), **self.dialect.headers()}
+        headers = {"Content-Type": self.content_type, **self.dialect.headers()}
         headers.update(self._extension_headers())
         return headers
 
@@ -289,8 +314,8 @@ class WireCodec(ABC):
     def encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
         """The request of ``op`` with ``args``.
 
-        UnsupportedOperationError when the binding or dialect lacks ``op``; ValueError for
-        arguments that do not fit it.
+        UnsupportedOperationError when the binding or dialect lacks ``op``, A2AProtocolError
+        for a value a request cannot carry; ValueError for arguments that do not fit it.
         """
         expected = ARGS[op]
         if not isinstance(args, expected):
@@ -298,9 +323,13 @@ class WireCodec(ABC):
         if not self.supports(op):
             raise UnsupportedOperationError(
                 f"{op.value} is not part of A2A v{self.version} over {self.binding_name}",
-                method=op.value,
+                agent=self.url,
+                operation=op.value,
             )
-        return self._encode(op, args)
+        try:
+            return self._encode(op, args)
+        except A2AClientError as exc:  # a value no request can carry (a lone surrogate)
+            raise_in({"agent": self.url, "operation": op.value}, exc)
 
     @abstractmethod
     def _encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
@@ -353,13 +382,67 @@ class WireCodec(ABC):
         A streaming op answered with a plain body gives the one StreamEvent it carries.
         401/403 raise A2AAuthError, other error statuses A2AHTTPError (``retry_after`` from
         ``Retry-After``) unless the body names a finer error; a body that is not what the
-        binding promises raises A2AProtocolError. Errors carry ``request.name`` as their
-        ``method`` and ``request.request_id``.
+        binding promises raises A2AProtocolError. Errors are built with ``request.context``:
+        the interface URL, ``request.name`` as their ``method``, the operation and
+        ``request.request_id``.
         """
 
     def _result(self, request: WireRequest[R], value: Any) -> R:
-        return cast(R, RESULTS[request.op](self.dialect, value))
+        try:
+            return cast(R, RESULTS[request.op][0](self.dialect, value))
+        except A2AClientError as exc:
+            raise_in(request.context, exc)
 
     @abstractmethod
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         """The reader of the events of the stream ``request`` opened."""
+
+    # -- the server's side: requests read, answers written ----------------------------------
+
+    def decode_params(self, op: Op, params: Any) -> OpArgs:
+        """The args of ``op`` from the params ``params(op, args)`` builds (None: no params).
+
+        A2AProtocolError for params that do not fit; ValueError for CALL.
+        """
+        d, p = self.dialect, {} if params is None else params
+        if op is Op.SEND or op is Op.STREAM:
+            return d.read_send_params(p)
+        if op is Op.GET or op is Op.SUBSCRIBE:
+            return d.read_task_params(p)
+        if op is Op.CANCEL:
+            return d.read_cancel_params(p)
+        if op is Op.LIST:
+            return d.read_list_tasks_params(p)
+        if op is Op.PUSH_CREATE:
+            return PushCreate(d.read_push_create_params(p))
+        if op is Op.CALL:
+            raise ValueError("a call's params are its method's own")
+        return None if op is Op.EXTENDED_CARD else d.read_push_params(p)
+
+    def encode_result(self, op: Op, value: Any, request_id: Any = None) -> Any:
+        """The JSON body of a successful answer to ``op`` carrying ``value``."""
+        return self._answer(RESULTS[op][1](self.dialect, value), request_id)
+
+    def encode_event(
+        self, event: StreamEvent, request_id: Any = None, task: Task | None = None
+    ) -> Any:
+        """The JSON data of one stream event (``task``: the task it belongs to, if known)."""
+        return self._answer(self.dialect.encode_event(event, task), request_id)
+
+    def encode_error(
+        self,
+        code: int,
+        message: str,
+        metadata: Mapping[str, Any] | None = None,
+        request_id: Any = None,
+    ) -> tuple[int, Any]:
+        """HTTP status and JSON body of an error with JSON-RPC ``code`` carrying ``metadata``."""
+        return self._error(code, message, self.dialect.error_data(code, metadata or {}), request_id)
+
+    @abstractmethod
+    def _answer(self, value: Any, request_id: Any) -> Any:
+        """``value`` as the body of an answer: in the binding's envelope, if it has one."""
+
+    @abstractmethod
+    def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
+        """Status and body of an error (``data``: the dialect's details)."""

@@ -344,7 +344,7 @@ async def call(ctx: Context) -> int:
     a = ctx.args
     params = _json_arg(a.params, "--params") if a.params is not None else None
     client = await ctx.client(ctx.target())
-    result = await client.call(a.method, params)
+    result = await client.call(a.method, params, idempotent=a.idempotent)
     ctx.p.json_view(result)
     return OK
 

@@ -118,7 +118,7 @@ def classify(exc: BaseException, *, credentials: bool = False) -> Failure:
             status,
         )
     if isinstance(exc, A2ADiscoveryError):
-        if status is not None or msg.startswith("no agent card found"):
+        if status is not None or exc.not_found:
             return Failure(
                 UNREACHABLE,
                 "A2ACLI_ERR_CARD_NOT_FOUND",

@@ -419,6 +419,11 @@ def build_parser() -> Parser:
         "--params", metavar="JSON",
         help="the params: inline JSON, @FILE, or - for stdin (default: none)",
     )  # fmt: skip
+    p.add_argument(
+        "--idempotent", action="store_true",
+        help="the method may safely run twice: retry it after a 502, 503 or 504 or a broken "
+        "connection, as reads are (a 429 is retried for any method)",
+    )  # fmt: skip
     _leaf(p)
 
     p = _add(

@@ -102,7 +102,10 @@ async def fan_out(ctx: Context) -> int:
                     row.finish(result)
                 if scope.cancelled_caught:
                     raise A2ATimeoutError(
-                        f"no answer within {a.timeout}s", timeout="deadline", agent=target.url
+                        f"no answer within {a.timeout}s",
+                        timeout="deadline",
+                        agent=target.url,
+                        operation="send",
                     )
         except Exception as exc:
             failure = ctx.failure(exc)

@@ -17,6 +17,7 @@ import httpx
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from a2a_anyio._dialects import Send as SendMessage
 from a2a_anyio._model import (
     Artifact,
     JSONDict,
@@ -51,7 +52,7 @@ from a2a_anyio.testing._skills import (
     status,
 )
 from a2a_anyio.testing._types import Fault, PushDelivery, RecordedRequest
-from a2a_anyio.testing._wire import SendRequest, Wire, wire_for
+from a2a_anyio.testing._wire import server_codecs
 
 Dialect = Literal["1.0", "0.3", "0.2", "legacy"]
 Binding = Literal["jsonrpc", "rest", "both"]
@@ -195,8 +196,7 @@ class FakeAgent:
         self.skills: dict[str, SkillInfo] = {}
         for skill_id, fn in (skills or {}).items():
             self.add_skill(skill_id, fn)
-        self.rpc_wire: Wire = wire_for(dialect, rest=False)
-        self.rest_wire: Wire | None = wire_for(dialect, rest=True) if binding != "jsonrpc" else None
+        self.rpc_codec, self.rest_codec = server_codecs(dialect, binding)
         self._push_client = push_client
         self._records: dict[str, _Record] = {}
         self._seq = 0
@@ -206,9 +206,6 @@ class FakeAgent:
         self._push_queue = None
         self._served_url: str | None = None
         self._stacks: list[AsyncExitStack] = []
-        self.rpc_wire.strict = strict
-        if self.rest_wire is not None:
-            self.rest_wire.strict = strict
         self._app = AgentApp(self)
 
     def __repr__(self) -> str:
@@ -493,9 +490,7 @@ class FakeAgent:
                 rec.subscribers.remove(sub)
                 sub.close()
         if push and rec.push_configs and self._push_queue is not None:
-            wire = self.rpc_wire
-            snapshot = _copy(rec.task)
-            body = wire.push_body(event, snapshot)
+            body = self.rpc_codec.dialect.encode_notification(event, _copy(rec.task))
             for config in rec.push_configs.values():
                 self._push_queue.send_nowait((config, body))
         if isinstance(event, TaskStatusUpdateEvent) and event.status.state.is_final:
@@ -562,7 +557,7 @@ class FakeAgent:
     # -- operations (dialect-neutral; raise AgentError) ---------------------------------
 
     def start_send(
-        self, req: SendRequest, headers: dict[str, str]
+        self, req: SendMessage, headers: dict[str, str]
     ) -> MemoryObjectReceiveStream[StreamEvent]:
         """Start (or continue) a task; its events, the first being the task snapshot (or
         the agent's Message), arrive on the returned stream, which ends after a final one.
@@ -573,27 +568,29 @@ class FakeAgent:
         """
         if self._tg is None:
             raise AgentError(codes.INTERNAL_ERROR, "the agent is not running")
-        if req.push_config is not None:
+        if req.config.push_config is not None:
             self._check_push()
         message = req.message
         if not message.message_id:
             message = replace(message, message_id=str(uuid.uuid4()))
-        task_id = req.task_id or message.task_id
-        if task_id is not None and (req.task_id is None or task_id in self._records):
+        task_id = message.task_id
+        # A legacy client names a new task itself: its id is one to continue only when known.
+        if task_id is not None and (self.dialect != "legacy" or task_id in self._records):
             return self._continue(self._record(task_id), message, req)
-        skill_id, skill = self._pick_skill(message, req.metadata)
+        metadata = req.config.metadata or {}
+        skill_id, skill = self._pick_skill(message, metadata)
         task_id = task_id or str(uuid.uuid4())
-        context_id = message.context_id or req.session_id or str(uuid.uuid4())
+        context_id = message.context_id or str(uuid.uuid4())
         send, receive = anyio.create_memory_object_stream[StreamEvent](math.inf)
         message = replace(message, task_id=task_id, context_id=context_id)
         ctx = SkillContext(
-            message, task_id, context_id, skill_id, dict(req.metadata), dict(headers), self
+            message, task_id, context_id, skill_id, dict(metadata), dict(headers), self
         )
         self._tg.start_soon(self._run_new, ctx, skill, req, send)
         return receive
 
     def _continue(
-        self, rec: _Record, message: Message, req: SendRequest
+        self, rec: _Record, message: Message, req: SendMessage
     ) -> MemoryObjectReceiveStream[StreamEvent]:
         task = rec.task
         state = task.status.state
@@ -605,15 +602,17 @@ class FakeAgent:
                 codes.UNSUPPORTED_OPERATION,
                 f"Task {task.id} is {state.value}: it takes a message only when it asks for one",
             )
-        if message.context_id and task.context_id and message.context_id != task.context_id:
+        # (A legacy client may name a new session on every call.)
+        ours, theirs = task.context_id, message.context_id
+        if ours and theirs and theirs != ours and self.dialect != "legacy":
             raise AgentError(codes.INVALID_PARAMS, "contextId does not match the task's")
         message = replace(message, task_id=task.id, context_id=task.context_id)
         if task.status.message is not None:
             task.history.append(task.status.message)
         task.history.append(message)
         rec.ctx.message = message
-        if req.push_config is not None:
-            self._add_push_config(rec, req.push_config)
+        if req.config.push_config is not None:
+            self._add_push_config(rec, req.config.push_config)
         send, receive = anyio.create_memory_object_stream[StreamEvent](math.inf)
         send.send_nowait(_copy(task))
         rec.subscribers.append(send)
@@ -627,7 +626,7 @@ class FakeAgent:
         self,
         ctx: SkillContext,
         skill: Skill,
-        req: SendRequest,
+        req: SendMessage,
         send: MemoryObjectSendStream[StreamEvent],
     ) -> None:
         scope = anyio.CancelScope()
@@ -657,8 +656,8 @@ class FakeAgent:
                 rec.scope = scope
                 self._records[task.id] = rec
                 rec.subscribers.append(send)
-                if req.push_config is not None:
-                    self._add_push_config(rec, req.push_config)
+                if req.config.push_config is not None:
+                    self._add_push_config(rec, req.config.push_config)
                 self._publish(rec, _copy(task))
                 assert gen is not None
                 await self._drive(rec, gen, first)

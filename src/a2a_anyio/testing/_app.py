@@ -1,26 +1,39 @@
-"""The fake agent's HTTP side: cards, JSON-RPC and HTTP+JSON routes, SSE, faults, records."""
+"""The fake agent's HTTP side: cards, JSON-RPC and HTTP+JSON routes, SSE, faults, records.
+Methods, paths, params, results and errors are read and written by the client's codecs."""
 
 from __future__ import annotations
 
 import http
 import json
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from a2a_anyio._dialects import _values as v
+from a2a_anyio._card import WELL_KNOWN_PATHS
+from a2a_anyio._dialects import (
+    Cancel,
+    ListTasks,
+    Op,
+    OpArgs,
+    PushCreate,
+    PushRef,
+    TaskRef,
+    WireCodec,
+)
+from a2a_anyio._dialects import Send as SendMessage
+from a2a_anyio._dialects._jsonrpc import read_request
+from a2a_anyio._dialects.jsonrpc_codec import V02JsonRpcCodec
+from a2a_anyio._errors import A2ARPCError
 from a2a_anyio._model import (
     Message,
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
-    TaskState,
+    TaskPage,
     TaskStatusUpdateEvent,
 )
 from a2a_anyio.testing import _errors as codes
@@ -34,62 +47,24 @@ from a2a_anyio.testing._asgi import (
     send_json,
     send_response,
 )
-from a2a_anyio.testing._errors import AgentError, jsonrpc_error, rest_error
+from a2a_anyio.testing._errors import AgentError
 from a2a_anyio.testing._types import RecordedRequest, trim_history
-from a2a_anyio.testing._wire import InvalidParams, SendRequest, Wire
+from a2a_anyio.testing._wire import InvalidParams, read_args
 
 if TYPE_CHECKING:
     from a2a_anyio.testing._agent import FakeAgent
 
-_V03_METHODS = {
-    "message/send": "send",
-    "message/stream": "stream",
-    "tasks/get": "get",
-    "tasks/cancel": "cancel",
-    "tasks/resubscribe": "subscribe",
-    "tasks/pushNotificationConfig/set": "push_create",
-    "tasks/pushNotificationConfig/get": "push_get",
-    "tasks/pushNotificationConfig/list": "push_list",
-    "tasks/pushNotificationConfig/delete": "push_delete",
-}
-METHODS: dict[str, dict[str, str]] = {
-    "1.0": {
-        "SendMessage": "send",
-        "SendStreamingMessage": "stream",
-        "GetTask": "get",
-        "ListTasks": "list",
-        "CancelTask": "cancel",
-        "SubscribeToTask": "subscribe",
-        "CreateTaskPushNotificationConfig": "push_create",
-        "GetTaskPushNotificationConfig": "push_get",
-        "ListTaskPushNotificationConfigs": "push_list",
-        "DeleteTaskPushNotificationConfig": "push_delete",
-        "GetExtendedAgentCard": "extended_card",
-    },
-    "0.3": {**_V03_METHODS, "agent/getAuthenticatedExtendedCard": "extended_card"},
-    "0.2": dict(_V03_METHODS),
-    "legacy": {
-        "tasks/send": "send",
-        "tasks/sendSubscribe": "stream",
-        "tasks/get": "get",
-        "tasks/cancel": "cancel",
-        "tasks/resubscribe": "subscribe",
-        "tasks/pushNotification/set": "push_create",
-        "tasks/pushNotification/get": "push_get",
-    },
-}
+_NEW_CARD, _OLD_CARD = WELL_KNOWN_PATHS
 CARD_PATHS = {
-    "1.0": ("/.well-known/agent-card.json",),
-    "0.3": ("/.well-known/agent-card.json", "/.well-known/agent.json"),
-    "0.2": ("/.well-known/agent.json",),
-    "legacy": ("/.well-known/agent.json",),
+    "1.0": (_NEW_CARD,),
+    "0.3": (_NEW_CARD, _OLD_CARD),
+    "0.2": (_OLD_CARD,),
+    "legacy": (_OLD_CARD,),
 }
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
 ]
-_TASK_PATH = re.compile(r"/tasks/([^/]+)")
-_PUSH_PATH = re.compile(r"/tasks/([^/]+)/pushNotificationConfigs(?:/([^/]+))?")
 
 
 class _Reset(Exception):
@@ -107,25 +82,6 @@ class _Plan:
     error: AgentError | None = None
     http_status: int | None = None
     retry_after: str | None = None
-
-
-def _str(params: dict[str, Any], *names: str) -> str:
-    for name in names:
-        value = params.get(name)
-        if isinstance(value, str) and value:
-            return value
-    raise InvalidParams(f"{names[0]} is required")
-
-
-def _opt_int(value: Any, name: str) -> int | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise InvalidParams(f"{name} is not an integer")
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidParams(f"{name} is not an integer") from None
 
 
 def _is_final(event: StreamEvent) -> bool:
@@ -176,13 +132,13 @@ class AgentApp:
         path = req.path
         if req.method == "GET" and path in CARD_PATHS[a.dialect]:
             record.op = "card"
-            if await self._pre(record, req, send, None, a.rpc_wire, check_auth=False) is None:
+            if await self._pre(record, req, send, None, a.rpc_codec, check_auth=False) is None:
                 return
             await send_json(send, 200, a.card(req.base_url))
             return
-        if a.dialect == "0.2" and path == "/agent/authenticatedExtendedCard":
+        if a.dialect == "0.2" and path == V02JsonRpcCodec.card_path:
             record.op = "extended_card"
-            if await self._pre(record, req, send, None, a.rpc_wire) is None:
+            if await self._pre(record, req, send, None, a.rpc_codec) is None:
                 return
             if a.extended_card is None:
                 await send_response(send, 404, b"Not Found", "text/plain")
@@ -195,7 +151,7 @@ class AgentApp:
                 return
             await self._jsonrpc(req, record, receive, send)
             return
-        if a.rest_wire is not None and (
+        if a.rest_codec is not None and (
             not a.rest_path or path == a.rest_path or path.startswith(a.rest_path + "/")
         ):
             await self._rest(req, record, receive, send, path[len(a.rest_path) :])
@@ -208,7 +164,7 @@ class AgentApp:
         req: HTTPRequest,
         send: Send,
         req_id: Any,
-        wire: Wire,
+        codec: WireCodec,
         *,
         check_auth: bool = True,
     ) -> _Plan | None:
@@ -243,17 +199,13 @@ class AgentApp:
             await send_response(send, status, phrase.encode(), "text/plain", headers)
             return None
         if plan.error is not None:
-            await self._error(send, wire, req_id, plan.error)
+            await self._error(send, codec, req_id, plan.error)
             return None
         return plan
 
-    async def _error(self, send: Send, wire: Wire, req_id: Any, err: AgentError) -> None:
-        if wire.rest:
-            status, body = rest_error(wire.version, err)
-            await send_json(send, status, body)
-        else:
-            error = jsonrpc_error(wire.version, err)
-            await send_json(send, 200, {"jsonrpc": "2.0", "id": req_id, "error": error})
+    async def _error(self, send: Send, codec: WireCodec, req_id: Any, err: AgentError) -> None:
+        status, body = codec.encode_error(err.code, err.message, err.metadata, req_id)
+        await send_json(send, status, body)
 
     def _version_error(self, req: HTTPRequest) -> AgentError | None:
         if self.agent.dialect != "1.0" or not self.agent.strict:
@@ -266,135 +218,140 @@ class AgentApp:
             f"A2A version '{version}' is not supported by this handler. Expected version '1.0'.",
         )
 
-    # -- JSON-RPC -----------------------------------------------------------------------
+    # -- the bindings -------------------------------------------------------------------
 
     async def _jsonrpc(
         self, req: HTTPRequest, record: RecordedRequest, receive: Receive, send: Send
     ) -> None:
-        a = self.agent
-        wire = a.rpc_wire
+        codec = self.agent.rpc_codec
         try:
-            body = json.loads(req.body)
-        except ValueError:
-            await self._error(send, wire, None, AgentError(codes.PARSE_ERROR))
-            return
-        if not isinstance(body, dict):
-            await self._error(send, wire, None, AgentError(codes.INVALID_REQUEST))
-            return
-        req_id = body.get("id")
-        method = body.get("method")
-        if body.get("jsonrpc") != "2.0" or not isinstance(method, str):
-            await self._error(send, wire, req_id, AgentError(codes.INVALID_REQUEST))
+            req_id, method, params = read_request(req.body)
+        except A2ARPCError as exc:  # not JSON, or no JSON-RPC request
+            await self._error(send, codec, exc.request_id, AgentError(exc.code))
             return
         record.rpc_method = method
-        op = METHODS[a.dialect].get(method)
-        record.op = op
-        plan = await self._pre(record, req, send, req_id, wire)
+        op = codec.op_for(method)
+        record.op = op.value if op is not None else None
+        plan = await self._pre(record, req, send, req_id, codec)
         if plan is None:
             return
         if op is None:
-            await self._error(send, wire, req_id, AgentError(codes.METHOD_NOT_FOUND))
+            await self._error(send, codec, req_id, AgentError(codes.METHOD_NOT_FOUND))
             return
-        params = body.get("params")
+        await self._answer(op, codec, lambda: params, plan, req_id, req, receive, send)
+
+    async def _rest(
+        self, req: HTTPRequest, record: RecordedRequest, receive: Receive, send: Send, sub: str
+    ) -> None:
+        codec = self.agent.rest_codec
+        assert codec is not None
+        match = codec.route(req.method, sub)
+        record.op = match.route.op if match is not None else None
+        if match is None:
+            await send_response(send, 404, b"Not Found", "text/plain")
+            return
+        if not match.allowed:
+            await send_response(send, 405, b"Method Not Allowed", "text/plain")
+            return
+        plan = await self._pre(record, req, send, None, codec)
+        if plan is None:
+            return
+
+        def params() -> Any:
+            body: Any = None
+            if req.method in ("POST", "PUT") and req.body.strip():
+                try:
+                    body = json.loads(req.body)
+                except ValueError:
+                    raise AgentError(codes.PARSE_ERROR) from None
+                if not isinstance(body, dict):
+                    raise InvalidParams("the body must be a JSON object")
+            return match.params(req.query, body)
+
+        await self._answer(Op(match.route.op), codec, params, plan, None, req, receive, send)
+
+    async def _answer(
+        self,
+        op: Op,
+        codec: WireCodec,
+        params: Callable[[], Any],
+        plan: _Plan,
+        req_id: Any,
+        req: HTTPRequest,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Read the request's params, run ``op`` and write its answer (or its error)."""
         try:
             if (err := self._version_error(req)) is not None:
                 raise err
-            if not isinstance(params, (dict, type(None))):
-                raise InvalidParams("params must be an object")
-            p: dict[str, Any] = params or {}
-            if op in ("stream", "subscribe"):
-                events = self._open_stream(op, wire, p, req)
-                await self._stream(events, wire, plan, req_id, receive, send)
+            args = read_args(codec, op, params(), self.agent.strict)
+            if op.streams:
+                events = self._open_stream(args, req)
+                await self._stream(events, codec, plan, req_id, receive, send)
                 return
-            result = await self._unary_rpc(op, wire, p, req, receive)
+            result = await self._run(op, args, req, receive)
         except AgentError as err:
-            await self._error(send, wire, req_id, err)
+            await self._error(send, codec, req_id, err)
             return
         except InvalidParams as exc:
-            await self._error(send, wire, req_id, AgentError(codes.INVALID_PARAMS, str(exc)))
+            await self._error(send, codec, req_id, AgentError(codes.INVALID_PARAMS, str(exc)))
             return
-        await send_json(send, 200, {"jsonrpc": "2.0", "id": req_id, "result": result})
+        await send_json(send, 200, codec.encode_result(op, result, req_id), codec.content_type)
+
+    # -- operations ---------------------------------------------------------------------
 
     def _open_stream(
-        self, op: str, wire: Wire, params: dict[str, Any], req: HTTPRequest
+        self, args: OpArgs, req: HTTPRequest
     ) -> MemoryObjectReceiveStream[StreamEvent]:
         a = self.agent
         if not a.streaming:
             raise AgentError(codes.UNSUPPORTED_OPERATION, "Streaming is not supported")
-        if op == "subscribe":
-            return a.subscribe(_str(params, "id"))
-        return a.start_send(wire.send_request(params), req.headers)
+        if isinstance(args, TaskRef):
+            return a.subscribe(args.task_id)
+        assert isinstance(args, SendMessage)
+        return a.start_send(args, req.headers)
 
-    async def _unary_rpc(
-        self, op: str, wire: Wire, p: dict[str, Any], req: HTTPRequest, receive: Receive
-    ) -> Any:
+    async def _run(self, op: Op, args: OpArgs, req: HTTPRequest, receive: Receive) -> Any:
         a = self.agent
-        v1 = wire.version == "1.0"
-        if op == "send":
-            return await self._send(wire, wire.send_request(p), req, receive)
-        if op == "get":
-            return self._task(
-                wire, a.get(_str(p, "id")), _opt_int(p.get("historyLength"), "historyLength")
-            )
-        if op == "cancel":
-            return wire.task(a.cancel(_str(p, "id")))
-        if op == "list":
-            return self._list(wire, p)
-        if op == "push_create":
-            return wire.push_config(a.push_create(wire.decode_push_config(p)))
-        if op == "push_get":
-            if v1:
-                return wire.push_config(a.push_get(_str(p, "taskId"), _str(p, "id")))
-            config_id = p.get("pushNotificationConfigId")
-            return wire.push_config(a.push_get(_str(p, "id"), config_id or None))
-        if op == "push_list":
-            return wire.push_configs(a.push_list(_str(p, "taskId") if v1 else _str(p, "id")))
-        if op == "push_delete":
-            if v1:
-                a.push_delete(_str(p, "taskId"), _str(p, "id"))
-            else:
-                a.push_delete(_str(p, "id"), _str(p, "pushNotificationConfigId"))
+        if isinstance(args, SendMessage):
+            return await self._send(args, req, receive)
+        if isinstance(args, TaskRef):
+            return trim_history(a.get(args.task_id), args.history_length)
+        if isinstance(args, Cancel):
+            return a.cancel(args.task_id)
+        if isinstance(args, ListTasks):
+            return self._list(args)
+        if isinstance(args, PushCreate):
+            return a.push_create(args.config)
+        if isinstance(args, PushRef):
+            if op is Op.PUSH_GET:
+                return a.push_get(args.task_id, args.config_id)
+            if op is Op.PUSH_LIST:
+                return a.push_list(args.task_id)
+            if args.config_id is None:
+                raise InvalidParams("the push config's id is required")
+            a.push_delete(args.task_id, args.config_id)
             return None
-        return self._extended_card(wire, req)
-
-    # -- shared operations --------------------------------------------------------------
-
-    def _task(self, wire: Wire, task: Task, history_length: int | None) -> Any:
-        return wire.task(trim_history(task, history_length, wire.zero_history_is_none))
-
-    def _extended_card(self, wire: Wire, req: HTTPRequest) -> Any:
-        a = self.agent
         if a.extended_card is None:
-            if wire.version == "1.0":
+            if a.dialect == "1.0":
                 raise AgentError(codes.UNSUPPORTED_OPERATION, "Extended agent card not supported")
             raise AgentError(codes.EXTENDED_CARD_NOT_CONFIGURED)
         return a.card(req.base_url, extended=True)
 
-    def _list(self, wire: Wire, p: dict[str, Any]) -> Any:
-        state = None
-        raw_state = p.get("status")
-        if raw_state:
-            state = v.state(raw_state)
-            if state is TaskState.UNKNOWN and raw_state != "TASK_STATE_UNSPECIFIED":
-                raise InvalidParams(f"unknown task state {raw_state!r}")
-        include = p.get("includeArtifacts")
-        if isinstance(include, str):
-            include = include.lower() == "true"
-        history = _opt_int(p.get("historyLength"), "historyLength")
+    def _list(self, args: ListTasks) -> TaskPage:
         tasks, token, size, total = self.agent.list_tasks(
-            context_id=p.get("contextId") or None,
-            state=state,
-            page_size=_opt_int(p.get("pageSize"), "pageSize"),
-            page_token=p.get("pageToken") or None,
-            updated_after=p.get("statusTimestampAfter") or None,
+            context_id=args.context_id,
+            state=args.status,
+            page_size=args.limit,
+            page_token=args.cursor,
+            updated_after=args.updated_after,
         )
-        out = []
-        for task in tasks:
-            task = trim_history(task, history, wire.zero_history_is_none)
-            if not include:
-                task.artifacts = []
-            out.append(wire.task(task))
-        return {"tasks": out, "nextPageToken": token, "pageSize": size, "totalSize": total}
+        for i, task in enumerate(tasks):
+            tasks[i] = trim_history(task, args.history_length)
+            if not args.include_artifacts:
+                tasks[i].artifacts = []
+        return TaskPage(tasks, token or None, total_size=total, page_size=size)
 
     @asynccontextmanager
     async def _guard(self, receive: Receive) -> AsyncIterator[_Guard]:
@@ -421,10 +378,10 @@ class AgentApp:
             yield guard
             tg.cancel_scope.cancel()
 
-    async def _send(self, wire: Wire, sreq: SendRequest, req: HTTPRequest, receive: Receive) -> Any:
+    async def _send(self, args: SendMessage, req: HTTPRequest, receive: Receive) -> Any:
         """A (blocking or not) send: wait for the first snapshot or a final event."""
         a = self.agent
-        events = a.start_send(sreq, req.headers)
+        events = a.start_send(args, req.headers)
         result: Task | Message | None = None
         task_id: str | None = None
         with events:
@@ -435,7 +392,7 @@ class AgentApp:
                         break
                     if isinstance(event, Task):
                         task_id = event.id
-                        if not sreq.blocking:
+                        if not args.config.blocking:
                             result = event
                             break
                     elif _is_final(event):
@@ -445,19 +402,17 @@ class AgentApp:
                 raise AgentError(codes.INTERNAL_ERROR, "the agent stopped")
             result = a.get(task_id)
         if isinstance(result, Task):
-            result = trim_history(result, sreq.history_length, wire.zero_history_is_none)
-        return wire.send_result(result)
+            result = trim_history(result, args.config.history_length)
+        return result
 
     async def _stream(
         self,
         events: MemoryObjectReceiveStream[StreamEvent],
-        wire: Wire,
+        codec: WireCodec,
         plan: _Plan,
         req_id: Any,
         receive: Receive,
         send: Send,
-        *,
-        rpc: bool = True,
     ) -> None:
         """Write the events as SSE until a final one (or a cut)."""
         a = self.agent
@@ -467,17 +422,15 @@ class AgentApp:
         with events:
             async with self._guard(receive):
                 async for event in events:
-                    if not wire.snapshots and isinstance(event, Task):
-                        continue
+                    if codec.version == "legacy" and isinstance(event, Task):
+                        continue  # legacy streams carry no task snapshot
                     if plan.event_delay:
                         await anyio.sleep(plan.event_delay)
                     task = None
                     if isinstance(event, TaskArtifactUpdateEvent):
                         rec = a._records.get(event.task_id)
                         task = rec.task if rec is not None else None
-                    payload = wire.event(event, task)
-                    if rpc:
-                        payload = {"jsonrpc": "2.0", "id": req_id, "result": payload}
+                    payload = codec.encode_event(event, req_id, task)
                     data = b"data: " + dumps(payload) + b"\n\n"
                     await send({"type": "http.response.body", "body": data, "more_body": True})
                     count += 1
@@ -489,116 +442,3 @@ class AgentApp:
         if reset:
             raise _Reset("connection reset by the cut fault")
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    # -- HTTP+JSON ----------------------------------------------------------------------
-
-    def _rest_route(self, method: str, sub: str) -> tuple[str | None, dict[str, str], bool]:
-        """(operation, path arguments, method allowed) of a REST path."""
-        v1 = self.agent.dialect == "1.0"
-        if sub == "/message:send":
-            return "send", {}, method == "POST"
-        if sub == "/message:stream":
-            return "stream", {}, method == "POST"
-        if sub == ("/extendedAgentCard" if v1 else "/card"):
-            return "extended_card", {}, method == "GET"
-        if sub == "/tasks" and v1:
-            return "list", {}, method == "GET"
-        if m := _PUSH_PATH.fullmatch(sub):
-            task_id, config_id = unquote(m[1]), m[2]
-            if config_id is None:
-                op = "push_create" if method == "POST" else "push_list"
-                return op, {"taskId": task_id}, method in ("POST", "GET")
-            op = "push_delete" if method == "DELETE" else "push_get"
-            args = {"taskId": task_id, "id": unquote(config_id)}
-            return op, args, method in ("GET", "DELETE")
-        if m := _TASK_PATH.fullmatch(sub):
-            ref = unquote(m[1])
-            if ref.endswith(":cancel"):
-                return "cancel", {"id": ref[: -len(":cancel")]}, method == "POST"
-            if ref.endswith(":subscribe"):
-                return "subscribe", {"id": ref[: -len(":subscribe")]}, method in ("POST", "GET")
-            if ":" in ref:  # a custom verb this agent does not have
-                return None, {}, False
-            return "get", {"id": ref}, method == "GET"
-        return None, {}, False
-
-    async def _rest(
-        self, req: HTTPRequest, record: RecordedRequest, receive: Receive, send: Send, sub: str
-    ) -> None:
-        a = self.agent
-        wire = a.rest_wire
-        assert wire is not None
-        if wire.version != "1.0":
-            if not sub.startswith("/v1/"):
-                await send_response(send, 404, b"Not Found", "text/plain")
-                return
-            sub = sub[3:]
-        op, args, allowed = self._rest_route(req.method, sub)
-        record.op = op
-        if op is None:
-            await send_response(send, 404, b"Not Found", "text/plain")
-            return
-        if not allowed:
-            await send_response(send, 405, b"Method Not Allowed", "text/plain")
-            return
-        plan = await self._pre(record, req, send, None, wire)
-        if plan is None:
-            return
-        ctype = "application/a2a+json" if wire.version == "1.0" else "application/json"
-        try:
-            if (err := self._version_error(req)) is not None:
-                raise err
-            body: Any = None
-            if req.method in ("POST", "PUT") and req.body.strip():
-                try:
-                    body = json.loads(req.body)
-                except ValueError:
-                    raise AgentError(codes.PARSE_ERROR) from None
-            if body is not None and not isinstance(body, dict):
-                raise InvalidParams("the body must be a JSON object")
-            p: dict[str, Any] = body or {}
-            if op in ("stream", "subscribe"):
-                events = self._open_stream(op, wire, {**p, **args}, req)
-                await self._stream(events, wire, plan, None, receive, send, rpc=False)
-                return
-            result = await self._unary_rest(op, wire, p, args, req, receive)
-        except AgentError as err:
-            await self._error(send, wire, None, err)
-            return
-        except InvalidParams as exc:
-            await self._error(send, wire, None, AgentError(codes.INVALID_PARAMS, str(exc)))
-            return
-        await send_json(send, 200, result, ctype)
-
-    async def _unary_rest(
-        self,
-        op: str,
-        wire: Wire,
-        body: dict[str, Any],
-        args: dict[str, str],
-        req: HTTPRequest,
-        receive: Receive,
-    ) -> Any:
-        a = self.agent
-        query = req.query
-        if op == "send":
-            return await self._send(wire, wire.send_request(body), req, receive)
-        if op == "get":
-            return self._task(
-                wire, a.get(args["id"]), _opt_int(query.get("historyLength"), "historyLength")
-            )
-        if op == "cancel":
-            return wire.task(a.cancel(args["id"]))
-        if op == "list":
-            return self._list(wire, dict(query))
-        if op == "push_create":
-            config = wire.decode_push_config(body, args["taskId"])
-            return wire.push_config(a.push_create(config))
-        if op == "push_get":
-            return wire.push_config(a.push_get(args["taskId"], args["id"]))
-        if op == "push_list":
-            return wire.push_configs(a.push_list(args["taskId"]))
-        if op == "push_delete":
-            a.push_delete(args["taskId"], args["id"])
-            return {}
-        return self._extended_card(wire, req)

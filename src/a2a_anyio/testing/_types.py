@@ -94,10 +94,8 @@ class PushDelivery:
     error: str | None = None
 
 
-def trim_history(task: Task, history_length: int | None, zero_is_none: bool) -> Task:
-    """``task`` with its history cut to the last ``history_length`` messages."""
+def trim_history(task: Task, history_length: int | None) -> Task:
+    """``task`` with its history cut to the last ``history_length`` messages (None: all)."""
     if history_length is None or history_length < 0:
         return task
-    if history_length == 0:
-        return replace(task, history=[]) if zero_is_none else task
-    return replace(task, history=task.history[-history_length:])
+    return replace(task, history=task.history[-history_length:] if history_length else [])
