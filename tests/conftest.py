@@ -1,5 +1,8 @@
 """Every async test runs on asyncio and on trio (anyio's pytest plugin).
 
+A time-based test runs on both with a virtual clock: ``@on_mock_clock()`` (tests/unit/_support.py)
+asks for the params "asyncio-mockclock" and "trio-mockclock", which are also its test ids.
+
 Errors are built once: in every test, setting an attribute an ``A2AClientError`` already has
 fails the test (``with_context`` makes a new error instead).
 """
@@ -11,11 +14,12 @@ from typing import Any
 import pytest
 
 from a2a_anyio import A2AClientError
+from tests.unit._support import anyio_backend_for
 
 
 @pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def anyio_backend(request: pytest.FixtureRequest) -> str | tuple[str, dict[str, Any]]:
+    return anyio_backend_for(str(request.param))
 
 
 def _write_once(error: A2AClientError, name: str, value: Any) -> None:

@@ -50,6 +50,7 @@ from a2a_anyio._errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
     located,
+    shown,
 )
 from a2a_anyio._http import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -59,9 +60,8 @@ from a2a_anyio._http import (
     AsyncClient,
     HttpTransport,
     VerifyTypes,
+    check_url,
     resolve,
-    shown,
-    url_problem,
 )
 from a2a_anyio._http_sse import open_sse
 from a2a_anyio._model import (
@@ -106,16 +106,6 @@ async def _notify(callback: EventCallback, event: StreamEvent) -> None:
 
 
 DEFAULT_IDLE_TIMEOUT = 300.0
-
-
-def check_url(url: str, what: str = "url") -> str:
-    """``url`` if it is an absolute http(s) URL that can be requested, else ValueError."""
-    if not isinstance(url, str):
-        raise ValueError(f"{what} must be a string, not {type(url).__name__}")
-    problem = url_problem(url)
-    if problem is not None:
-        raise ValueError(f"{what} {problem}: {shown(url)}")
-    return url
 
 
 def coerce_message(message: MessageInput) -> Message:
@@ -355,7 +345,7 @@ class A2AClient:
         for iface in usable:
             url, problem = resolve(base, iface.url)  # relative URLs are the card's own
             if problem is not None:
-                unusable.append(f"{shown(iface.url)} {problem}")
+                unusable.append(f"{shown(iface.url, 200)} {problem}")
                 continue
             version = iface.protocol_version or "0.3"
             tenant = self.tenant or iface.tenant

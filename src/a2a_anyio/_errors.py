@@ -426,3 +426,9 @@ def rpc_error(
     if cls is TaskNotCancelableError:
         return TaskNotCancelableError(None, text, **kwargs)
     return cls(text, **kwargs)
+
+
+def shown(value: object, limit: int = 64) -> str:
+    """A value a server sent, for an error message: its repr, cut short."""
+    as_repr = repr(value)
+    return as_repr if len(as_repr) <= limit else as_repr[: limit - 3] + "..."

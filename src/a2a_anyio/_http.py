@@ -29,6 +29,7 @@ from a2a_anyio._errors import (
     A2ATimeoutError,
     ErrorContext,
     located,
+    shown,
 )
 
 AsyncClient = httpx.AsyncClient
@@ -152,9 +153,14 @@ def resolve(base: str, ref: str) -> tuple[str, str | None]:
     return url, url_problem(url)
 
 
-def shown(url: str) -> str:
-    """A URL a server gave, for a message: quoted, escaped and cut short."""
-    return repr(url[:200] + ("..." if len(url) > 200 else ""))
+def check_url(url: str, what: str = "url") -> str:
+    """``url`` if it is an absolute http(s) URL that can be requested, else ValueError."""
+    if not isinstance(url, str):
+        raise ValueError(f"{what} must be a string, not {type(url).__name__}")
+    problem = url_problem(url)
+    if problem is not None:
+        raise ValueError(f"{what} {problem}: {shown(url, 200)}")
+    return url
 
 
 def _origin(url: httpx.URL) -> Origin:
@@ -333,10 +339,13 @@ class HttpTransport:
             try:
                 response = await self.client.send(request, stream=True, follow_redirects=False)
             except (httpx.InvalidURL, httpx.RemoteProtocolError) as exc:
-                # httpx reads a redirect's Location before it hands the response over.
+                # httpx reads a redirect's Location before it hands the response over; its
+                # message is the only public sign that this, not a cut, is what failed.
                 if isinstance(exc, httpx.InvalidURL) or "location header" in str(exc):
                     why = f"its Location cannot be read ({exc})"
-                    raise A2AProtocolError(f"refusing a redirect from {url}: {why}") from exc
+                    raise A2AProtocolError(
+                        f"refusing a redirect from {url}: {why}", **where
+                    ) from exc
                 raise
             if "set-cookie" in response.headers:
                 now = anyio.current_time()
@@ -357,7 +366,9 @@ class HttpTransport:
                         **where,
                     )
                 if problem is not None:
-                    raise A2AProtocolError(f"refusing a redirect to {shown(url)}: it {problem}")
+                    raise A2AProtocolError(
+                        f"refusing a redirect to {shown(url, 200)}: it {problem}", **where
+                    )
                 if response.status_code == 303 or (
                     response.status_code in (301, 302) and method == "POST"
                 ):

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from a2a_anyio._client import A2AClient, check_url
+from a2a_anyio._client import A2AClient
 from a2a_anyio._errors import A2AClientError
+from a2a_anyio._http import check_url
 from a2a_anyio._retry import RetryPolicy
 
 #: ``${VAR}``, ``${VAR:-default}`` and ``$$`` in urls, headers and cookies.

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from a2a_anyio._client import check_url
+from a2a_anyio._http import check_url
 from a2a_anyio._registry_entry import VAR, AgentEntry, AgentRegistryError, header_fault
 
 _AGENT_FIELDS = (

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, context_of
+from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, context_of, shown
 from a2a_anyio._jcs import canonical_json, canonicalize
 from a2a_anyio._signing_keys import (
     ASYMMETRIC,
@@ -30,7 +30,6 @@ from a2a_anyio._signing_keys import (
     key_object,
     load_jwt,
     normalise_keys,
-    shown,
 )
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._errors import A2ADiscoveryError
+from a2a_anyio._errors import A2ADiscoveryError, shown
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -61,12 +61,6 @@ def b64url_decode(text: str) -> bytes:
     if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
         raise ValueError("not base64url")
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def shown(text: object, limit: int = 64) -> str:
-    """A repr of an untrusted value short enough for an error message."""
-    as_repr = repr(text)
-    return as_repr if len(as_repr) <= limit else as_repr[: limit - 3] + "..."
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,6 @@ import anyio
 import anyio.lowlevel
 import httpx
 import pytest
-import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
@@ -45,7 +44,13 @@ from a2a_anyio import (
     TaskState,
 )
 from a2a_anyio.testing import serve_app
-from tests.unit._support import MockClockLoop, on_mock_clocks, rpc_result, v1_card
+from tests.unit._support import (
+    MOCK_CLOCK_BACKENDS,
+    mock_clock_options,
+    on_mock_clock,
+    rpc_result,
+    v1_card,
+)
 from tests.unit.test_fuzz import REQ_ID, envelopes, http_bodies, mutated_frames, sse_bodies
 
 pytestmark = pytest.mark.anyio
@@ -175,7 +180,7 @@ def busy_once(status: int, retry_after: bytes) -> Override:
     return answer
 
 
-@on_mock_clocks()
+@on_mock_clock()
 @pytest.mark.parametrize("value", UNREADABLE, ids=repr)
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
 async def test_an_unreadable_retry_after_is_ignored(value: bytes, binding: str) -> None:
@@ -199,7 +204,7 @@ async def test_an_unreadable_retry_after_is_ignored(value: bytes, binding: str) 
     assert len(agent.calls) == 3
 
 
-@on_mock_clocks()
+@on_mock_clock()
 @pytest.mark.parametrize("value", UNREADABLE[:4], ids=repr)
 async def test_an_unreadable_retry_after_on_the_card_is_ignored(value: bytes) -> None:
     agent = Agent()
@@ -219,7 +224,7 @@ async def test_an_unreadable_retry_after_on_the_card_is_ignored(value: bytes) ->
     assert card.name == "Test Agent" and len(agent.requests) == 2
 
 
-@on_mock_clocks()
+@on_mock_clock()
 @pytest.mark.parametrize("value", PAST, ids=repr)
 @pytest.mark.parametrize("status", [429, 503])
 async def test_a_retry_after_in_the_past_means_now(value: bytes, status: int) -> None:
@@ -238,7 +243,7 @@ async def test_a_retry_after_in_the_past_means_now(value: bytes, status: int) ->
     assert len(agent.calls) == 2
 
 
-@on_mock_clocks()
+@on_mock_clock()
 @pytest.mark.parametrize("value", HUGE, ids=lambda v: repr(v[:20]))
 async def test_a_huge_retry_after_ends_the_call_at_its_deadline(value: bytes) -> None:
     agent = Agent()
@@ -787,7 +792,7 @@ async def _run_hostile(
                 await OPERATIONS[op](client)
 
 
-@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("backend", MOCK_CLOCK_BACKENDS)
 @settings(
     max_examples=40,
     deadline=None,
@@ -804,9 +809,5 @@ def test_mutated_answers_of_every_shape_raise_only_client_errors(
     binding: str,
     op: str,
 ) -> None:
-    options: dict[str, Any] = (
-        {"clock": trio.testing.MockClock(autojump_threshold=0)}
-        if backend == "trio"
-        else {"loop_factory": MockClockLoop}
-    )
+    options = mock_clock_options(backend)
     anyio.run(lambda: _run_hostile(script, binding, op), backend=backend, backend_options=options)

@@ -1,4 +1,4 @@
-"""Fault injection and recorded requests. Timing runs on trio's MockClock (in-process)."""
+"""Fault injection and recorded requests. Timing runs on the virtual clocks (in-process)."""
 
 from __future__ import annotations
 

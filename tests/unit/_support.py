@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import sniffio
 import trio
 import trio.testing
 
@@ -51,19 +52,33 @@ def sse_payloads(text: str) -> list[Any]:
 
 
 # -- time ------------------------------------------------------------------------------------
+#
+# Every time-based test runs twice, on a virtual clock of each backend that jumps to the next
+# timer whenever every task waits: trio's ``MockClock(autojump_threshold=0)`` and asyncio's
+# ``MockClockLoop``. A test takes no real time for its sleeps and timeouts, and what it measures
+# with ``anyio.current_time()`` is exact virtual time (up to float sums: compare with
+# ``pytest.approx`` where a result adds up several waits). Neither clock can see work done
+# outside the event loop: a test on them uses in-process transports only (no socket, no thread),
+# or the clock jumps while that work is under way.
 
-
-def on_mock_clock() -> pytest.MarkDecorator:
-    """Run the test only on trio, with a fresh ``MockClock`` that jumps whenever all tasks block."""
-    clock = trio.testing.MockClock(autojump_threshold=0)
-    return pytest.mark.parametrize(
-        "anyio_backend", [pytest.param(("trio", {"clock": clock}), id="trio-mockclock")]
-    )
+MOCK_CLOCKS = ("asyncio-mockclock", "trio-mockclock")
+# For a sync test that runs its own loop (``anyio.run`` in a hypothesis test, a
+# ``SyncA2AClient``): ``@pytest.mark.parametrize("backend", MOCK_CLOCK_BACKENDS)``, then
+# ``backend_options=mock_clock_options(backend)``.
+MOCK_CLOCK_BACKENDS = [pytest.param(name.split("-")[0], id=name) for name in MOCK_CLOCKS]
 
 
 class _JumpingSelector(selectors.DefaultSelector):
-    """A selector that does not wait for a timer: with nothing ready, it moves ``now`` to
-    the next one (trio's ``autojump_threshold=0``). A wait without a timer still blocks."""
+    """The selector of a ``MockClockLoop``; it keeps the loop's virtual ``now``.
+
+    asyncio asks for ``select(timeout)`` with the time left to its next timer (``0`` when a
+    callback is ready, ``None`` when no timer is scheduled). When nothing is ready at once, it
+    moves ``now`` forward by ``timeout`` instead of waiting, so that the timer is due (trio's
+    ``autojump_threshold=0``). ``select(None)`` still waits, in real time, for I/O or for a
+    wakeup from another thread (``call_soon_threadsafe`` writes to the loop's self-pipe).
+    ``now + timeout`` may land a float's hair before the timer: asyncio runs timers due within
+    its clock resolution (1 ns), so a sleep may end that hair early, as it may on a real clock.
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,41 +88,72 @@ class _JumpingSelector(selectors.DefaultSelector):
         if timeout is None:
             return super().select(None)
         ready = super().select(0)
-        if not ready:
+        if not ready and timeout > 0:
             self.now += timeout
         return ready
 
 
 class MockClockLoop(asyncio.SelectorEventLoop):
-    """An asyncio loop on virtual time that jumps whenever every task waits (no socket and
-    no thread may be involved: in-process transports only)."""
+    """An asyncio loop on virtual time, starting at 0, that jumps to its next timer whenever
+    every task waits. Only public API: ``time()`` is overridden and the selector is given to
+    ``SelectorEventLoop``."""
 
     def __init__(self) -> None:
-        self._selector_clock = _JumpingSelector()
-        super().__init__(self._selector_clock)
+        self._jumping_selector = _JumpingSelector()
+        super().__init__(self._jumping_selector)
 
     def time(self) -> float:
-        return self._selector_clock.now
+        return self._jumping_selector.now
+
+    def jump(self, seconds: float) -> None:
+        """Move the clock forward by ``seconds`` (like ``MockClock.jump``)."""
+        if seconds < 0:
+            raise ValueError("time can't go backwards")
+        self._jumping_selector.now += seconds
+
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+        # asyncio.Runner gives the default executor's threads 300 s to end, timed since 3.13
+        # on this loop's clock, which would jump them at once (a RuntimeWarning): no limit here.
+        await super().shutdown_default_executor()
 
 
-def on_mock_clocks() -> pytest.MarkDecorator:
-    """Run the test on trio's ``MockClock`` and on a ``MockClockLoop`` of asyncio, both
-    jumping whenever all tasks block."""
-    clock = trio.testing.MockClock(autojump_threshold=0)
-    return pytest.mark.parametrize(
-        "anyio_backend",
-        [
-            pytest.param(("trio", {"clock": clock}), id="trio-mockclock"),
-            pytest.param(("asyncio", {"loop_factory": MockClockLoop}), id="asyncio-mockclock"),
-        ],
-    )
+def mock_clock_options(backend: str) -> dict[str, Any]:
+    """The ``backend_options`` that put ``backend`` ("asyncio" or "trio") on a fresh virtual
+    clock (for ``anyio.run``)."""
+    if backend == "trio":
+        return {"clock": trio.testing.MockClock(autojump_threshold=0)}
+    if backend == "asyncio":
+        return {"loop_factory": MockClockLoop}
+    raise ValueError(f"no mock clock for {backend!r}")
+
+
+def anyio_backend_for(param: str) -> str | tuple[str, dict[str, Any]]:
+    """The ``anyio_backend`` value of a test id: "asyncio" or "trio" as they are,
+    "asyncio-mockclock" or "trio-mockclock" with a fresh virtual clock for this test."""
+    backend, _, clock = param.partition("-")
+    if not clock:
+        return backend
+    assert clock == "mockclock", param
+    return backend, mock_clock_options(backend)
+
+
+def on_mock_clock() -> pytest.MarkDecorator:
+    """Run the test on both backends, each on a fresh virtual clock (ids ``asyncio-mockclock``
+    and ``trio-mockclock``; ``tests/conftest.py`` builds the clocks)."""
+    return pytest.mark.parametrize("anyio_backend", MOCK_CLOCKS, indirect=True)
 
 
 def jump(seconds: float) -> None:
-    """Move the MockClock forward (no waiting)."""
-    clock = trio.lowlevel.current_clock()
-    assert isinstance(clock, trio.testing.MockClock)
-    clock.jump(seconds)
+    """Move the virtual clock of the running test forward by ``seconds`` (no waiting): timers
+    now due fire at the next checkpoint."""
+    if sniffio.current_async_library() == "trio":
+        clock = trio.lowlevel.current_clock()
+        assert isinstance(clock, trio.testing.MockClock), "jump() needs @on_mock_clock()"
+        clock.jump(seconds)
+    else:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, MockClockLoop), "jump() needs @on_mock_clock()"
+        loop.jump(seconds)
 
 
 # -- SSE ------------------------------------------------------------------------------------

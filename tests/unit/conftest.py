@@ -1,6 +1,7 @@
 """Unit tests retry at once: the switch that removes backoff waits (retries still happen).
 
-A test marked ``retry_delays`` keeps the real waits (on trio's MockClock, so they cost no time).
+A test marked ``retry_delays`` keeps the real waits (on a virtual clock: ``@on_mock_clock()``,
+so they cost no time).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """One deadline per call: discovery, redirects, token fetches, retries, Retry-After waits and
-follow-up polling all end by ``timeout``; on trio's MockClock."""
+follow-up polling all end by ``timeout``; on the virtual clocks (``@on_mock_clock()``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from ._support import (
     BASE,
     RPC_URL,
     on_mock_clock,
-    on_mock_clocks,
     rpc_error_obj,
     rpc_result,
     v1_card,
@@ -149,7 +148,7 @@ async def test_a_task_that_never_finishes_after_a_refused_re_attach_is_not_polle
     assert [c["method"] for c in agent.calls].count("GetTask") > 3
 
 
-@on_mock_clocks()
+@on_mock_clock()
 @pytest.mark.parametrize(
     ("limits", "expired", "after"),
     [
@@ -183,7 +182,8 @@ async def test_subscribe_to_a_task_that_never_finishes_ends_at_its_total_timeout
                     pass
         took = anyio.current_time() - start
     assert info.value.timeout == expired
-    assert after <= took <= after + 3  # a poll in flight is cut, not awaited
+    # a poll in flight is cut, not awaited (the clock's sums may land a hair under ``after``)
+    assert after - 1e-9 <= took <= after + 3
     methods = [c["method"] for c in agent.calls]
     assert methods[:2] == ["SubscribeToTask", "SubscribeToTask"]
     assert methods.count("GetTask") > 3

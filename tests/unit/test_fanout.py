@@ -1,4 +1,4 @@
-"""fan_out, merge_streams and fan_out_stream over in-process agents; deadlines on MockClock."""
+"""fan_out, merge_streams and fan_out_stream over in-process agents; deadlines on virtual clocks."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def task_json(task_id: str, state: str = "TASK_STATE_COMPLETED", text: str = "")
 
 class Agents:
     """In-process agents told apart by host: each answers SendMessage after ``delay`` seconds
-    (virtual on the MockClock) with a completed task naming it, or with ``error``; streams
+    (virtual, on the mock clocks) with a completed task naming it, or with ``error``; streams
     send ``events`` status updates ``gap`` seconds apart."""
 
     def __init__(self) -> None:

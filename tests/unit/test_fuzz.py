@@ -18,7 +18,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import trio.testing
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +26,15 @@ from a2a_anyio._dialects import V03Dialect, V1Dialect
 from a2a_anyio._dialects._jsonrpc import decode_http, unwrap
 from a2a_anyio._dialects.card import parse_card
 
-from ._support import BASE, FRAMES, RPC_URL, ScriptedBody, sse_payloads
+from ._support import (
+    BASE,
+    FRAMES,
+    MOCK_CLOCK_BACKENDS,
+    RPC_URL,
+    ScriptedBody,
+    mock_clock_options,
+    sse_payloads,
+)
 
 FUZZ = settings(
     max_examples=120,
@@ -551,6 +558,7 @@ def test_card_bodies_raise_only_client_errors(
     anyio.run(fetch, backend=backend)
 
 
+@pytest.mark.parametrize("backend", MOCK_CLOCK_BACKENDS)
 @settings(FUZZ, max_examples=60)
 @example(
     answers=[(200, "text/event-stream", b"data: " + b"[" * 100_000 + b"\n\n", [])], protocol="1.0"
@@ -559,15 +567,14 @@ def test_card_bodies_raise_only_client_errors(
     answers=st.lists(responses(), min_size=1, max_size=4), protocol=st.sampled_from(["1.0", "0.3"])
 )
 def test_resumed_streams_raise_only_client_errors(
-    answers: list[tuple[int, str, bytes, list[int]]], protocol: str
+    backend: str, answers: list[tuple[int, str, bytes, list[int]]], protocol: str
 ) -> None:
     """Cut streams are re-attached and polled: every follow-up gets an answer of its own.
 
-    On trio's MockClock only: polling a task that never ends sleeps for virtual minutes.
+    On virtual clocks: polling a task that never ends sleeps for virtual minutes.
     """
-    clock = trio.testing.MockClock(autojump_threshold=0)
     anyio.run(
         lambda: _stream_through_client(answers, protocol, resume=True),
-        backend="trio",
-        backend_options={"clock": clock},
+        backend=backend,
+        backend_options=mock_clock_options(backend),
     )

@@ -16,7 +16,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import trio.testing
 
 from a2a_anyio import (
     A2AClient,
@@ -44,9 +43,11 @@ from a2a_anyio import (
 
 from ._support import (
     BASE,
+    MOCK_CLOCK_BACKENDS,
     RPC_URL,
     FakeAgent,
     ScriptedBody,
+    mock_clock_options,
     rpc_result,
     sse_response,
     sse_text,
@@ -454,11 +455,11 @@ def test_bad_construction_stops_the_portal(backend: str) -> None:
     assert set(threading.enumerate()) <= before
 
 
-def test_backend_options_reach_the_event_loop() -> None:
+@pytest.mark.parametrize("backend", MOCK_CLOCK_BACKENDS)
+def test_backend_options_reach_the_event_loop(backend: str) -> None:
     agent = Agent()
     agent.results["GetTask"] = v1_task(state="WORKING")
-    clock = trio.testing.MockClock(autojump_threshold=0)
-    with connect(agent, "trio", backend_options={"clock": clock}) as client:
+    with connect(agent, backend, backend_options=mock_clock_options(backend)) as client:
         with pytest.raises(A2ATimeoutError) as info:
             client.wait("t-1", timeout=3600, poll_interval=60, max_interval=600)  # virtual hour
         assert info.value.timeout == "deadline"

@@ -10,7 +10,7 @@ import textwrap
 from typing import Any, NoReturn
 
 from a2a_anyio import __version__
-from a2a_anyio._client import check_url
+from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli import _many as many
