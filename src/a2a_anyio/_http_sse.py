@@ -62,25 +62,31 @@ class _CountedBody(httpx.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         pending = 0  # bytes since the last event end: what the framer may be holding
-        last = b""
+        last = b""  # the previous chunk's last byte: an event end may span two chunks
         first = True
+        limit, on_chunk = self._limit, self._on_chunk
         chunks = self._body
         async for chunk in chunks:
+            on_chunk()  # an empty piece too: bytes arrived that decode to nothing yet
             if first and chunk:
                 first = False
-                if chunk.startswith(_BOM):  # httpx-sse reads plain UTF-8, which keeps a BOM
+                if chunk.startswith(_BOM):  # httpx-sse keeps a BOM; the spec drops it
                     chunk = chunk[len(_BOM) :]
-            self._on_chunk()
-            window = last + chunk
-            end = max(window.rfind(sep) for sep in _EVENT_ENDS)
-            pending = len(window) - end - 2 if end >= 0 else pending + len(chunk)
-            if pending > self._limit:
+            if not chunk:
+                continue
+            end = max(chunk.rfind(b"\n\n"), chunk.rfind(b"\r\r"), chunk.rfind(b"\n\r"))
+            if end >= 0:
+                pending = len(chunk) - end - 2
+            elif (last + chunk[:1]) in _EVENT_ENDS:
+                pending = len(chunk) - 1
+            else:
+                pending += len(chunk)
+            if pending > limit:
                 await self._response.aclose()
                 await finish(chunks)  # every generator under this one ends now, not in the GC
-                raise oversize(self._url, self._limit, self._context)
-            if chunk:
-                last = chunk[-1:]
-                yield chunk
+                raise oversize(self._url, limit, self._context)
+            last = chunk[-1:]
+            yield chunk
 
     async def aclose(self) -> None:
         await self._response.aclose()
@@ -117,7 +123,8 @@ class SSEConnection:
         self._events: AsyncIterator[ServerSentEvent] | None = None
         self._max_event_bytes = transport.max_event_bytes
         self.error_response: RawResponse | None = None
-        #: Called when bytes of the stream arrive (a keep-alive comment too).
+        #: Called when bytes of the stream arrive (a keep-alive comment too); set it before
+        #: entering.
         self.on_activity: Callable[[], None] = _nothing
         #: The longest wait allowed for the next bytes of the stream (set before entering).
         self.idle_timeout: float | None = None
@@ -184,7 +191,7 @@ class SSEConnection:
             decoded,
             transport.max_event_bytes,
             self.url,
-            self._activity,
+            self.on_activity,
             self._context,
         )
         framed = httpx.Response(
@@ -195,9 +202,6 @@ class SSEConnection:
         )
         self._events = EventSource(framed).aiter_sse()
         return self
-
-    def _activity(self) -> None:
-        self.on_activity()
 
     async def __aexit__(
         self,
