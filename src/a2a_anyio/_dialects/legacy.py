@@ -124,9 +124,12 @@ def encode_task(task: Task) -> JSONDict:
 
 
 def decode_event(value: Any) -> StreamEvent:
-    """Events are told apart by shape: ``status`` or ``artifact``."""
+    """Events are told apart by shape: a whole task (some servers stream nothing else),
+    ``artifact`` or ``status``."""
     d = v.obj(value, "event")
     task_id = v.required_id(d, "id", None, "event")
+    if "sessionId" in d or "artifacts" in d or "history" in d:
+        return decode_task(d)  # a status event carries none of these
     if "artifact" in d:
         art = v.obj(d["artifact"], "artifact")
         return TaskArtifactUpdateEvent(
@@ -148,8 +151,6 @@ def decode_event(value: Any) -> StreamEvent:
             metadata=v.optional_dict(d, "metadata"),
             raw=d,
         )
-    if "sessionId" in d or "artifacts" in d:  # a whole task, as some servers send first
-        return decode_task(d)
     v.bad("legacy event has neither status nor artifact")
 
 
