@@ -6,6 +6,7 @@ the HTTP layer, ``codec.decode(...)``; all of it inside the call's one deadline.
 
 from __future__ import annotations
 
+import enum
 import inspect
 import time
 import warnings
@@ -45,7 +46,6 @@ from a2a_anyio._errors import (
     A2AClientError,
     A2ADiscoveryError,
     A2AHTTPError,
-    A2ATimeoutError,
     MethodNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
@@ -81,6 +81,15 @@ from a2a_anyio._stream import MessageStream, Opener, StreamWire
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
+
+
+class _Default(enum.Enum):
+    """The default of a per-call ``timeout``: the client's."""
+
+    CLIENT = "the client's timeout"
+
+
+CLIENT_TIMEOUT = _Default.CLIENT
 
 
 class LearnedWires:
@@ -504,14 +513,20 @@ class A2AClient:
         accepted_output_modes: list[str] | None = None,
         push_config: PushNotificationConfig | None = None,
         on_event: EventCallback | None = None,
+        timeout: float | _Default | None = CLIENT_TIMEOUT,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
-        ``blocking=True`` waits until the task is terminal or interrupted; ``False`` returns as
-        soon as the agent accepted it (then ``wait()``, ``get_task`` or ``subscribe``).
+        ``blocking=True`` waits until the task is terminal or interrupted: a task the agent
+        answers with before that (some agents answer every send at once) is followed up,
+        re-attached to when the agent streams, else polled, as ``wait()`` does. ``False``
+        returns as soon as the agent accepted it (then ``wait()``, ``get_task`` or
+        ``subscribe``). ``timeout`` bounds the whole call, follow-up included (default: the
+        client's; None: no limit); past it, ``A2ATimeoutError(timeout="deadline")`` carries
+        the task as it was last seen in ``events``.
         ``on_event`` (sync or async) is called with every event before the result is returned:
         the message is then streamed when the agent can stream (and ``blocking`` is true), else
-        sent, and the result is the one event.
+        sent, and the events are the result and what its follow-up shows.
         """
         msg, config = self._prepare(
             message, metadata, context_id, task_id, blocking, history_length,
@@ -525,9 +540,14 @@ class A2AClient:
                 async for event in stream:
                     await _notify(on_event, event)
                 return await stream.result()
-        result: Task | Message = await self._op(Op.SEND, Send(msg, config))
-        if on_event is not None:
-            await _notify(on_event, result)
+        limit = self.timeout if timeout is CLIENT_TIMEOUT else timeout
+        agent = self.url or self.endpoint
+        with deadline(limit, agent=agent, operation=Op.SEND.value) as call:
+            result: Task | Message = await self._op(Op.SEND, Send(msg, config))
+            if on_event is not None:
+                await _notify(on_event, result)
+            if blocking and isinstance(result, Task) and not result.status.state.is_final:
+                result = await self._follow(result, call, on_event)
         return result
 
     async def _can_stream(self) -> bool:
@@ -544,26 +564,58 @@ class A2AClient:
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
     ) -> Task:
-        """Poll ``get_task`` until the task is terminal or interrupted; return it.
+        """Wait until the task is terminal or interrupted; return it.
 
-        The interval grows by half each poll from ``poll_interval`` up to ``max_interval``;
-        ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+        The task is re-attached to when the agent streams, else (or when it refuses) polled
+        with ``get_task`` at intervals growing by half from ``poll_interval`` up to
+        ``max_interval``. ``timeout`` (None: no limit) raises
+        ``A2ATimeoutError(timeout="deadline")`` carrying the task as last seen in ``events``.
         """
-        interval = poll_interval
-        with anyio.move_on_after(timeout) as scope:
-            while True:
-                task = await self.get_task(task_id)
-                if task.status.state.is_final:
-                    return task
-                await anyio.sleep(interval)
-                interval = min(interval * 1.5, max_interval)
-        assert scope.cancelled_caught
-        raise A2ATimeoutError(
-            f"task {task_id} did not finish within {timeout}s",
-            timeout="deadline",
-            agent=self.url or self.endpoint,
-            operation="wait",
+        agent = self.url or self.endpoint
+        with deadline(timeout, agent=agent, operation="wait") as call:
+            task = await self.get_task(task_id)
+            if not task.status.state.is_final:
+                task = await self._follow(task, call, None, poll_interval, max_interval)
+        return task
+
+    async def _follow(
+        self,
+        task: Task,
+        call: CallInProgress,
+        on_event: EventCallback | None,
+        poll_interval: float = 0.2,
+        max_interval: float = 2.0,
+    ) -> Task:
+        """Follow ``task`` up to its final state within ``call``: the one mechanism of
+        streams cut short, started from a task (``MessageStream(follows=task)``)."""
+        codec = await self._resolve()
+        streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream()
+        call.task = task
+        call.context = {**call.context, "agent": codec.url}
+        follow = MessageStream(
+            None,
+            follows=task,
+            idle_timeout=self.idle_timeout,
+            agent=codec.url,
+            method=call.context.get("operation"),
+            retry=self.retry,
+            resubscribe=self._resubscriber if streams else None,
+            poll=self.get_task,
+            keep_events=0,
+            max_bytes=self._http.max_response_bytes,
+            poll_interval=poll_interval,
+            max_poll_interval=max_interval,
         )
+        try:
+            async with follow:
+                async for event in follow:
+                    if on_event is not None:
+                        await _notify(on_event, event)
+        finally:
+            call.task = follow.task  # as last seen, for the error of a deadline
+        final = follow.task
+        assert final is not None
+        return final
 
     def _prepare(
         self,

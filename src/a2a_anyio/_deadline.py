@@ -10,21 +10,27 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
 from a2a_anyio._errors import A2ATimeoutError, ErrorContext
+
+if TYPE_CHECKING:
+    from a2a_anyio._model import StreamEvent
 
 
 @dataclass(slots=True)
 class Call:
     """One call in progress: its absolute deadline (``anyio.current_time()`` clock, ``inf``
     without one), and where it goes, ``context`` updated as it is learned (the error that ends
-    the call names it)."""
+    the call names it). ``task``: the task the call waits for, once it has one (the error
+    carries it in its ``events``)."""
 
     until: float
     context: ErrorContext
+    task: StreamEvent | None = field(default=None)
 
     @property
     def agent(self) -> str | None:
@@ -50,6 +56,13 @@ def deadline(
     with anyio.CancelScope(deadline=call.until) as scope:
         yield call
     if scope.cancelled_caught:
+        if call.task is None:
+            raise A2ATimeoutError(
+                f"no answer within the {seconds}s deadline", timeout="deadline", **call.context
+            )
         raise A2ATimeoutError(
-            f"no answer within the {seconds}s deadline", timeout="deadline", **call.context
+            f"the task was not finished within the {seconds}s deadline",
+            timeout="deadline",
+            events=[call.task],
+            **call.context,
         )

@@ -88,11 +88,17 @@ class MessageStream:
 
     Like any iterator, one stream is read by one task at a time; to stop it from another task,
     cancel the reader's scope rather than calling ``aclose()`` while it reads.
+
+    With ``follows`` (and no ``opener``) it opens no stream of its own: it follows that task,
+    which an answer left unfinished, to its final state, re-attached to it (``resubscribe``)
+    or polling it (``poll``, every ``poll_interval`` seconds growing by half up to
+    ``max_poll_interval``), and delivers what that shows. Its polls are bounded by the total
+    deadline (and whatever scope the caller holds), not by the idle limit.
     """
 
     def __init__(
         self,
-        opener: Opener,
+        opener: Opener | None,
         *,
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
@@ -105,8 +111,16 @@ class MessageStream:
         resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
         max_bytes: int | None = None,
+        follows: Task | None = None,
+        poll_interval: float = POLL_INTERVAL,
+        max_poll_interval: float = MAX_POLL_INTERVAL,
     ) -> None:
+        if (opener is None) is (follows is None):
+            raise ValueError("a MessageStream opens a stream (opener) or follows a task")
         self._opener = opener
+        self._follows = follows
+        self._poll_interval = poll_interval
+        self._max_poll_interval = max_poll_interval
         self.idle_timeout = idle_timeout
         self.total_timeout = total_timeout
         self.agent = agent
@@ -130,6 +144,7 @@ class MessageStream:
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
         self._pending_size = 0
+        self._next: Action | None = None  # what to do before reading (a follow-up's start)
         self._size = 0  # of the event read last, as received
         self._idle_scope: anyio.CancelScope | None = None
         self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
@@ -187,10 +202,15 @@ class MessageStream:
         self._state = "open"
         if self.total_timeout is not None:
             self._deadline = anyio.current_time() + self.total_timeout
+        if self._follows is not None:
+            self._next = self._follower.follow(self._follows)
+            return
+        opener = self._opener
+        assert opener is not None
         try:
             # Retried only before the first event, and for a send only if it never left.
             await self._retry.run(
-                lambda: self._connect(self._opener),
+                lambda: self._connect(opener),
                 operation=self.method or "stream",
                 idempotent=self._idempotent,
                 until=self._deadline,
@@ -231,16 +251,19 @@ class MessageStream:
         follower = self._follower
         try:
             while self._state != "done":
-                event: StreamEvent | None
-                try:
-                    event = await self._read()
-                except A2AClientError as exc:
-                    event, action = None, follower.read_failed(exc)
+                event: StreamEvent | None = None
+                if self._next is not None:
+                    action, self._next = self._next, None
                 else:
-                    if event is None:
-                        action = follower.body_ended()
+                    try:
+                        event = await self._read()
+                    except A2AClientError as exc:
+                        action = follower.read_failed(exc)
                     else:
-                        action = follower.event(event, self._size)
+                        if event is None:
+                            action = follower.body_ended()
+                        else:
+                            action = follower.event(event, self._size)
                 while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
                     if action.kind is ActionKind.RESUBSCRIBE:
                         action = await self._reattach(action)
@@ -293,8 +316,7 @@ class MessageStream:
         task_id = follower.task_id
         assert task_id is not None and self._resubscribe is not None
         await self._drop_connection()
-        if _retry.delays_enabled():
-            assert action.error is not None
+        if action.error is not None and _retry.delays_enabled():  # a follow-up's start: at once
             await self._within(anyio.sleep(self._retry.delay(action.attempt, action.error)))
         try:
             await self._connect(self._resubscribe(task_id))
@@ -310,9 +332,9 @@ class MessageStream:
         task_id = follower.task_id
         assert task_id is not None and self._poll is not None
         await self._drop_connection()
-        if action.attempt == 1 and self.idle_timeout is not None:
+        if action.attempt == 1 and self.idle_timeout is not None and self._follows is None:
             self._poll_deadline = anyio.current_time() + self.idle_timeout
-        wait = min(POLL_INTERVAL * 1.5 ** (action.attempt - 2), MAX_POLL_INTERVAL)
+        wait = min(self._poll_interval * 1.5 ** (action.attempt - 2), self._max_poll_interval)
         with anyio.CancelScope(deadline=min(self._poll_deadline, self._deadline)) as scope:
             if action.attempt > 1:
                 await anyio.sleep(wait)
