@@ -7,6 +7,7 @@ the HTTP layer, ``codec.decode(...)``; all of it inside the call's one deadline.
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 import time
 import warnings
@@ -93,19 +94,19 @@ CLIENT_TIMEOUT = _Default.CLIENT
 
 
 class LearnedWires:
-    """What worked for each URL after a fallback, as (binding, version): owned by a client,
-    or shared by the clients of one pool."""
+    """What worked for each URL after a fallback, as (binding, version, interface URL): owned
+    by a client, or shared by the clients of one pool."""
 
     def __init__(self) -> None:
-        self._by_key: dict[str, tuple[str, str]] = {}
+        self._by_key: dict[str, tuple[str, str, str]] = {}
 
-    def get(self, key: str) -> tuple[str, str] | None:
+    def get(self, key: str) -> tuple[str, str, str] | None:
         """What worked for ``key``, if anything was learned."""
         return self._by_key.get(key)
 
-    def learn(self, key: str, binding: str, version: str) -> None:
-        """Remember that ``binding`` in ``version`` worked for ``key``."""
-        self._by_key[key] = (binding, version)
+    def learn(self, key: str, codec: WireCodec) -> None:
+        """Remember that ``codec``'s binding and version at its URL worked for ``key``."""
+        self._by_key[key] = (codec.binding, codec.version, codec.url)
 
 
 async def _notify(callback: EventCallback, event: StreamEvent) -> None:
@@ -325,12 +326,24 @@ class A2AClient:
         async with self._resolve_lock:
             if self._codec is None:
                 self._candidates = await self._find_candidates()
-                learned = self._learned.get(self._key)
-                self._codec = next(
-                    (c for c in self._candidates if (c.binding, c.version) == learned),
-                    self._candidates[0],
-                )
+                self._codec = self._learned_codec() or self._candidates[0]
             return self._codec
+
+    def _learned_codec(self) -> WireCodec | None:
+        """The candidate that worked before (for this client or another of its pool); a wire
+        an answer named is made again, it is no candidate of the card."""
+        learned = self._learned.get(self._key)
+        if learned is None:
+            return None
+        for codec in self._candidates:
+            if (codec.binding, codec.version, codec.url) == learned:
+                return codec
+        binding, version, url = learned
+        if not any(c.url == url for c in self._candidates):
+            return None  # the card moved on
+        codec = codec_for(binding, version, url, tenant=self.tenant, extensions=self.extensions)
+        self._candidates.append(codec)
+        return codec
 
     async def _find_candidates(self) -> list[WireCodec]:
         tenant, extensions = self.tenant, self.extensions
@@ -376,19 +389,36 @@ class A2AClient:
         return f"{self.url or self.endpoint}|{self.protocol}|{','.join(self.bindings)}"
 
     def _fall_back(self, codec: WireCodec, exc: A2AClientError) -> bool:
-        """After an answer that says "wrong dialect", move to the next candidate (once each)."""
+        """After an answer that says "wrong dialect", move to the next candidate (once each);
+        after one that names the wire spoken there (``A2AHTTPError.speaks``), to that wire."""
+        if codec not in self._candidates:
+            return False
+        if isinstance(exc, A2AHTTPError) and exc.speaks not in (None, codec.version):
+            assert exc.speaks is not None
+            return self._move_to(codec.binding, exc.speaks, codec.url)
         wrong = isinstance(exc, (MethodNotFoundError, VersionNotSupportedError)) or (
             codec.binding == "rest"
             and isinstance(exc, A2AHTTPError)
             and exc.status_code in (404, 405)
         )
-        if not wrong or codec not in self._candidates:
-            return False
         index = self._candidates.index(codec) + 1
-        if index >= len(self._candidates):
+        if not wrong or index >= len(self._candidates):
             return False
         self._codec = next_codec = self._candidates[index]
-        self._learned.learn(self._key, next_codec.binding, next_codec.version)
+        self._learned.learn(self._key, next_codec)
+        return True
+
+    def _move_to(self, binding: str, version: str, url: str) -> bool:
+        """Use ``binding`` in ``version`` at ``url`` from now on (False: in use already)."""
+        wire = (binding, version, url)
+        codec = next((c for c in self._candidates if (c.binding, c.version, c.url) == wire), None)
+        if codec is None:
+            codec = codec_for(binding, version, url, tenant=self.tenant, extensions=self.extensions)
+            self._candidates.append(codec)
+        elif codec is self._codec:
+            return False
+        self._codec = codec
+        self._learned.learn(self._key, codec)
         return True
 
     async def get_extended_card(self) -> AgentCard:
@@ -708,7 +738,7 @@ class A2AClient:
                 on_405=None if alternative is None else alternative.resend,
                 context=request.context,
             )
-            return StreamWire(conn, codec, request)
+            return StreamWire(conn, codec, request, functools.partial(self._fall_back, codec))
 
         return opener
 

@@ -33,15 +33,24 @@ from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 class StreamWire:
     """An opened-to-be stream and how to read it: the connection (not yet entered), and the
-    codec and request whose events and plain answers it decodes."""
+    codec and request whose events and plain answers it decodes. ``fall_back(error)`` is
+    told the error of a plain answer to a stream's first request: True when the client moved
+    to another wire because of it, and the stream is to be opened again."""
 
-    __slots__ = ("codec", "conn", "events", "request")
+    __slots__ = ("codec", "conn", "events", "fall_back", "request")
 
-    def __init__(self, conn: SSEConnection, codec: WireCodec, request: WireRequest[Any]) -> None:
+    def __init__(
+        self,
+        conn: SSEConnection,
+        codec: WireCodec,
+        request: WireRequest[Any],
+        fall_back: Callable[[A2AClientError], bool] | None = None,
+    ) -> None:
         self.conn = conn
         self.codec = codec
         self.request = request
         self.events = codec.event_decoder(request)
+        self.fall_back = fall_back
 
     def answer(self, resp: RawResponse) -> StreamEvent:
         """The one event of a plain (non-stream) answer, or the error it carries raised."""
@@ -210,7 +219,7 @@ class MessageStream:
         try:
             # Retried only before the first event, and for a send only if it never left.
             await self._retry.run(
-                lambda: self._connect(opener),
+                lambda: self._connect(opener, first=True),
                 operation=self.method or "stream",
                 idempotent=self._idempotent,
                 until=self._deadline,
@@ -219,31 +228,40 @@ class MessageStream:
             await self.aclose()
             self._raise(exc)
 
-    async def _connect(self, opener: Opener) -> None:
-        """Open one connection; a plain (non-streaming) answer is decoded here."""
-        wire = await opener()
-        conn = wire.conn
-        self._events_in = wire.events
-        self._follower.ends = wire.events.ends
-        self._context = self._follower.context = wire.events.context
-        conn.on_activity = self._touch
-        conn.idle_timeout = self.idle_timeout
-        try:
-            await self._within(conn.__aenter__())
-        except BaseException:
-            await conn.aclose()
-            raise
-        resp = conn.error_response
-        if resp is None:
-            self._conn = conn
-            # A cancel scope per read costs more than decoding the event: it is entered only
-            # for a limit no one else enforces.
-            idle_enforced = conn.idle_by_transport or self.idle_timeout is None
-            self._guarded = not idle_enforced or self._deadline != math.inf
+    async def _connect(self, opener: Opener, *, first: bool = False) -> None:
+        """Open one connection; a plain (non-streaming) answer is decoded here. The plain
+        answer to the ``first`` request may move the client to another wire (detection, as
+        for any call): the stream is then opened again on that one."""
+        while True:
+            wire = await opener()
+            conn = wire.conn
+            self._events_in = wire.events
+            self._follower.ends = wire.events.ends
+            self._context = self._follower.context = wire.events.context
+            conn.on_activity = self._touch
+            conn.idle_timeout = self.idle_timeout
+            try:
+                await self._within(conn.__aenter__())
+            except BaseException:
+                await conn.aclose()
+                raise
+            resp = conn.error_response
+            if resp is None:
+                self._conn = conn
+                # A cancel scope per read costs more than decoding the event: it is entered
+                # only for a limit no one else enforces.
+                idle_enforced = conn.idle_by_transport or self.idle_timeout is None
+                self._guarded = not idle_enforced or self._deadline != math.inf
+                return
+            # A server that does not stream may answer with one plain result.
+            try:
+                self._pending = wire.answer(resp)
+            except A2AClientError as exc:
+                if first and wire.fall_back is not None and wire.fall_back(exc):
+                    continue
+                raise
+            self._pending_size = len(resp.content)
             return
-        # A server that does not stream may answer with one plain result.
-        self._pending = wire.answer(resp)
-        self._pending_size = len(resp.content)
 
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":

@@ -111,6 +111,7 @@ EVERYTHING = frozenset(OPERATIONS)
 NO_LIST = EVERYTHING - {"list"}
 LEGACY_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe", "push"})
 FASTA2A_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe"})
+PYA2A_OPS = frozenset({"send", "stream", "get", "cancel"})
 
 PEERS: tuple[Peer, ...] = (
     Peer(
@@ -195,6 +196,20 @@ PEERS: tuple[Peer, ...] = (
         continues_tasks=False,
         provisioned=True,
         note="answers every send at once: the client follows the task up",
+    ),
+    Peer(
+        id="pya2a",
+        title="python-a2a (Python)",
+        version="L (tasks/send), routed by path",
+        fixture="pya2a_server",
+        protocol="auto",
+        serves={"jsonrpc": PYA2A_OPS},
+        message_replies=False,
+        artifact_names=False,
+        data_parts=False,
+        stream_chunks=False,
+        provisioned=True,
+        note="its card says v0.3 JSON-RPC",
     ),
     Peer(
         id="v02",

@@ -6,7 +6,12 @@ show the ways in which they differ and what the client does about each.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
 import anyio
+import httpx
 import pytest
 
 from a2a_anyio import (
@@ -14,7 +19,9 @@ from a2a_anyio import (
     A2ATimeoutError,
     AgentPool,
     Task,
+    TaskNotFoundError,
     TaskState,
+    UnsupportedOperationError,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
@@ -72,3 +79,112 @@ async def test_fasta2a_a_follow_up_past_the_timeout_says_which_task(fasta2a_serv
 async def test_fasta2a_through_the_pool(fasta2a_server: str) -> None:
     async with AgentPool() as pool:
         assert await pool.send(fasta2a_server, text="hello", timeout=10) == {"text": "echo: hello"}
+
+
+# -- python-a2a: a card that says v0.3 JSON-RPC, a server that routes tasks/send by path -------
+
+
+@contextlib.asynccontextmanager
+async def recorded(url: str | None, **options: Any) -> AsyncIterator[tuple[A2AClient, list[str]]]:
+    """A client of ``url`` and the "METHOD path" of every request it makes."""
+    seen: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        seen.append(f"{request.method} {request.url.path}")
+
+    async with (
+        httpx.AsyncClient(event_hooks={"request": [record]}) as http,
+        A2AClient(url, http_client=http, **options) as client,
+    ):
+        yield client, seen
+
+
+async def test_python_a2a_is_known_by_its_card(pya2a_server: str) -> None:
+    async with recorded(pya2a_server) as (client, seen):
+        card = await client.get_card()
+        assert (
+            card.raw["protocolVersion"] == "0.3.0" and card.raw["preferredTransport"] == "JSONRPC"
+        )
+        sent = await client.send_message("hello")
+        assert isinstance(sent, Task) and sent.artifacts[0].text == "echo: hello"
+        got = await client.get_task(sent.id)
+        assert got.status.state is TaskState.COMPLETED
+        async with client.stream_message("stream it") as stream:
+            events = [e async for e in stream]
+        assert [e.status.state for e in events if isinstance(e, Task)] == [
+            TaskState.SUBMITTED,
+            TaskState.COMPLETED,
+        ]
+        assert stream.task is not None and stream.task.text == "part 1 part 2 part 3"
+    assert seen == [
+        "GET /.well-known/agent-card.json",
+        "POST /a2a/tasks/send",
+        "POST /a2a/tasks/get",
+        "POST /a2a/tasks/stream",
+    ]
+
+
+@pytest.mark.parametrize("first", ["send", "stream"])
+@pytest.mark.parametrize("how", ["card without its mark", "endpoint"])
+async def test_python_a2a_is_known_by_its_first_answer(
+    pya2a_server: str, first: str, how: str
+) -> None:
+    """Told nothing, the client posts JSON-RPC to the URL; python-a2a answers with a message
+    of its own (HTTP 500), which says who it is: the client moves to its paths and stays."""
+    options: dict[str, Any] = {}
+    if how == "endpoint":
+        options = {"endpoint": pya2a_server}
+    else:
+        async with A2AClient(pya2a_server) as probe:
+            card = dict((await probe.get_card()).raw)
+        card["capabilities"] = {"streaming": True}  # without google_a2a_compatible
+        options = {"card": card}
+    async with recorded(None if how == "endpoint" else pya2a_server, **options) as (client, seen):
+        if first == "send":
+            result = await client.send_message("hello")
+        else:
+            result = await client.stream_message("hello").result()
+        assert isinstance(result, Task) and result.status.state is TaskState.COMPLETED
+        await client.get_task(result.id)
+    assert seen[0] == "POST /"  # the card's or the given URL: no JSON-RPC there
+    assert seen[1:] == [
+        f"POST /a2a/tasks/{'send' if first == 'send' else 'stream'}",
+        "POST /a2a/tasks/get",
+    ]
+
+
+async def test_python_a2a_says_what_it_does_not_serve(pya2a_server: str) -> None:
+    async with A2AClient(pya2a_server) as client:
+        task = await client.send_message("slow", blocking=False)
+        assert isinstance(task, Task)
+        assert task.status.state is TaskState.WORKING  # "waiting", python-a2a's word
+        assert task.status.wire_state == "waiting"
+        refusals: dict[str, Callable[[], Awaitable[Any]]] = {
+            "re-attaching": lambda: client.subscribe(task.id).result(),
+            "listing tasks": lambda: client.list_tasks(),
+            "push notification configs": lambda: client.get_push_config(task.id),
+            "an extended card": lambda: client.get_extended_card(),
+            "other methods": lambda: client.call("tasks/pushNotification/get", {"id": task.id}),
+        }
+        for what, call in refusals.items():
+            with pytest.raises(UnsupportedOperationError, match=f"do not serve {what}"):
+                await call()
+        # A blocking send of a task that works on is polled (no re-attaching there).
+        with pytest.raises(A2ATimeoutError) as info:
+            await client.send_message("slow", timeout=1)
+        assert isinstance(info.value.events[0], Task)
+        assert info.value.agent == pya2a_server  # the card's URL: the root of its paths
+        canceled = await client.cancel_task(task.id)
+        assert canceled.status.state is TaskState.CANCELED
+
+
+async def test_python_a2a_errors_name_the_path_they_came_from(pya2a_server: str) -> None:
+    async with A2AClient(pya2a_server) as client:
+        with pytest.raises(TaskNotFoundError) as info:  # JSON-RPC -32000 with HTTP 404
+            await client.get_task("no-such-task")
+    err = info.value
+    assert (err.agent, err.method, err.task_id) == (
+        pya2a_server + "/a2a/tasks/get",
+        "tasks/get",
+        "no-such-task",
+    )

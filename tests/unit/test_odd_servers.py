@@ -12,13 +12,18 @@ import pytest
 
 from a2a_anyio import (
     A2AClient,
+    A2AHTTPError,
+    AgentPool,
     InvalidParamsError,
+    Message,
     MethodNotFoundError,
     Task,
     TaskNotFoundError,
     TaskState,
     UnsupportedOperationError,
 )
+from a2a_anyio._dialects import Op, Send, TaskRef, codec_for
+from a2a_anyio._dialects.card import parse_card
 
 from ._support import BASE, RPC_URL, ScriptedBody, sse_response
 
@@ -195,3 +200,115 @@ async def test_a_rest_error_event_carrying_a_jsonrpc_error_is_typed() -> None:
         with pytest.raises(UnsupportedOperationError, match="not now"):
             async with client.stream_message("x") as stream:
                 await stream.result()
+
+
+# -- python-a2a: tasks/send routed by path, under a card that says v0.3 JSON-RPC -----------------
+
+PYA2A_CARD = {
+    "name": "py",
+    "url": BASE,
+    "protocolVersion": "0.3.0",
+    "preferredTransport": "JSONRPC",
+    "capabilities": {"streaming": True, "google_a2a_compatible": True},
+}
+
+
+class PythonA2A:
+    """Answers as python-a2a's server does (recorded from python-a2a 0.5.10)."""
+
+    def __init__(self, card: dict[str, Any] | None = PYA2A_CARD) -> None:
+        self.card = card
+        self.seen: list[str] = []
+        self.tasks: dict[str, dict[str, Any]] = {}
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        self.seen.append(f"{request.method} {path}")
+        if request.method == "GET":
+            if path.endswith("agent-card.json") and self.card is not None:
+                return httpx.Response(200, json=self.card)
+            return httpx.Response(404)
+        body = json.loads(request.content)
+        params, rid = body.get("params") or {}, body.get("id")
+        if path in ("/a2a/tasks/send", "/a2a/tasks/stream"):
+            task = {
+                "id": params["id"],
+                "sessionId": params.get("sessionId"),
+                "status": {"state": "completed"},
+                "artifacts": [{"parts": [{"type": "text", "text": "done"}]}],
+            }
+            self.tasks[task["id"]] = task
+            if path.endswith("stream"):
+                first = {**task, "status": {"state": "submitted"}, "artifacts": []}
+                return sse(json.dumps(first), json.dumps(task))
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": rid, "result": task})
+        if path == "/a2a/tasks/get":
+            if params.get("id") not in self.tasks:
+                error = {"code": -32000, "message": f"Task not found: {params.get('id')}"}
+                return httpx.Response(404, json={"jsonrpc": "2.0", "id": rid, "error": error})
+            return httpx.Response(
+                200, json={"jsonrpc": "2.0", "id": rid, "result": self.tasks[params["id"]]}
+            )
+        refusal = {"error": "Error processing message: Unknown content type: None"}
+        return httpx.Response(
+            500, json={"parts": [{"data": refusal, "type": "data"}], "role": "agent"}
+        )
+
+
+@pytest.mark.parametrize(
+    ("url", "root"),
+    [(BASE, BASE), (BASE + "/", BASE), (BASE + "/a2a", BASE), (BASE + "/x/a2a/", BASE + "/x")],
+)
+def test_python_a2a_paths_hang_off_the_root_of_the_cards_url(url: str, root: str) -> None:
+    card = parse_card({**PYA2A_CARD, "url": url})
+    [iface] = card.interfaces
+    assert (iface.binding, iface.protocol_version) == ("JSONRPC", "python-a2a")
+    codec = codec_for("JSONRPC", "python-a2a", url)
+    assert codec.encode(Op.GET, TaskRef("t-1")).url == root + "/a2a/tasks/get"
+    assert codec.encode(Op.STREAM, Send(Message.user("x"))).url == root + "/a2a/tasks/stream"
+
+
+async def test_python_a2a_by_its_card_one_request_each() -> None:
+    agent = PythonA2A()
+    async with client_of(agent.handle, endpoint=None, url=BASE) as client:
+        task = await client.send_message("hi")
+        assert isinstance(task, Task) and task.text == "done"
+        with pytest.raises(TaskNotFoundError):
+            await client.get_task("nope")
+        streamed = await client.stream_message("hi").result()
+        assert isinstance(streamed, Task) and streamed.status.state is TaskState.COMPLETED
+    assert agent.seen == [
+        "GET /.well-known/agent-card.json",
+        "POST /a2a/tasks/send",
+        "POST /a2a/tasks/get",
+        "POST /a2a/tasks/stream",
+    ]
+
+
+async def test_python_a2a_by_its_first_answer_learned_for_the_pool() -> None:
+    agent = PythonA2A(card=None)
+
+    async def respond(request: httpx.Request) -> httpx.Response:
+        return agent.handle(request)
+
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(respond)) as http,
+        AgentPool(http_client=http, endpoint=RPC_URL) as pool,
+    ):
+        first = await pool.client(RPC_URL).send_message("hi")
+        assert isinstance(first, Task)
+        other = pool.client(RPC_URL)
+        await other.aclose()  # a new client for the same URL: it knows already
+        again = await pool.client(RPC_URL).send_message("hi")
+        assert isinstance(again, Task)
+    assert agent.seen == ["POST /a2a", "POST /a2a/tasks/send", "POST /a2a/tasks/send"]
+
+
+async def test_an_answer_from_another_wire_is_followed_only_when_it_says_so() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, json={"role": "agent", "parts": [{"text": "no type"}]})
+
+    async with client_of(handle, protocol="0.3") as client:
+        with pytest.raises(A2AHTTPError) as info:
+            await client.get_task("t-1")
+    assert info.value.status_code == 500 and info.value.speaks is None

@@ -152,12 +152,28 @@ def decode_http(
     if is_envelope(value):
         return unwrap(value, expected_id, version=version, task_id=task_id, context=where)
     if not 200 <= status < 300:
-        raise A2AHTTPError(
-            status, _preview(content), retry_after=parse_retry_after(retry_after), **where
-        )
+        wait = parse_retry_after(retry_after)
+        speaks = foreign_wire(value)
+        raise A2AHTTPError(status, _preview(content), retry_after=wait, speaks=speaks, **where)
     if not parsed:
         raise not_json(content, where)
     raise A2AProtocolError("response is not a JSON-RPC response object", **where)
+
+
+def foreign_wire(value: Any) -> str | None:
+    """The wire an error answer that is no JSON-RPC response shows the server speaks, when it
+    tells: python-a2a's server answers a JSON-RPC request at a URL that takes none (its card
+    names one) with a message whose parts carry ``type``, the error in a data part."""
+    if not isinstance(value, dict) or value.keys() != {"role", "parts"}:
+        return None
+    parts = value["parts"]
+    if (
+        isinstance(parts, list)
+        and parts
+        and all(isinstance(p, dict) and "type" in p for p in parts)
+    ):
+        return "python-a2a"
+    return None
 
 
 _DECODER = json.JSONDecoder()

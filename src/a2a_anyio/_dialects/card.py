@@ -94,7 +94,9 @@ def _interfaces(card: JSONDict) -> list[AgentInterface]:
     if not url:
         return []
     version = _version(card.get("protocolVersion"))
-    if version is None:
+    if _is_python_a2a(card):
+        version = "python-a2a"  # whatever version it claims: its server routes by path
+    elif version is None:
         # No version: the legacy tasks/send dialect, or an early v0.2 card (a2a-protocol §7.3).
         legacy = "authentication" in card and "securitySchemes" not in card
         version = "legacy" if legacy else "0.2"
@@ -110,6 +112,13 @@ def _interfaces(card: JSONDict) -> list[AgentInterface]:
         if iface not in out:
             out.append(iface)
     return out
+
+
+def _is_python_a2a(card: JSONDict) -> bool:
+    """python-a2a's ``A2AServer`` writes ``google_a2a_compatible`` into every card's
+    capabilities (true or false); no other implementation has the name."""
+    caps = card.get("capabilities")
+    return isinstance(caps, dict) and "google_a2a_compatible" in caps
 
 
 def _capabilities(card: JSONDict) -> AgentCapabilities:
@@ -202,7 +211,7 @@ def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
 
 # What this client speaks, per binding, in the order "auto" prefers the versions.
 SUPPORTED = {
-    "JSONRPC": ("1.0", "0.3", "0.2", "legacy"),
+    "JSONRPC": ("1.0", "0.3", "0.2", "legacy", "python-a2a"),
     "HTTP+JSON": ("1.0", "0.3", "0.2"),
 }
 _BINDING_NAMES = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "http+json": "HTTP+JSON"}
@@ -251,7 +260,9 @@ def _family(protocol: str) -> tuple[str, ...]:
         return ("1.0",)
     if protocol == "0.3":
         return ("0.3", "0.2")
-    if protocol in ("0.2", "legacy"):
+    if protocol == "legacy":
+        return ("legacy", "python-a2a")  # python-a2a speaks tasks/send too
+    if protocol == "0.2":
         return (protocol,)
     raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
 
@@ -261,7 +272,7 @@ def _family_of(version: str | None) -> str | None:
         return "0.3"  # an interface without a version: the SDKs assume 0.3
     if version.startswith("1."):
         return "1.0"
-    return version if version in ("0.3", "0.2", "legacy") else None
+    return version if version in ("0.3", "0.2", "legacy", "python-a2a") else None
 
 
 def describe_security(card: AgentCard) -> list[str]:

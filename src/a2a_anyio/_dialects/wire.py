@@ -281,6 +281,10 @@ class WireCodec(ABC):
         """True when this binding and dialect have ``op``."""
         return op.value in self.dialect.methods
 
+    def unsupported(self, op: Op) -> str:
+        """Why this codec cannot encode ``op`` (the message of its UnsupportedOperationError)."""
+        return f"{op.value} is not part of A2A v{self.version} over {self.binding_name}"
+
     def next_id(self) -> int:
         """A new JSON-RPC request id."""
         return next(self._ids)
@@ -329,9 +333,7 @@ class WireCodec(ABC):
             raise ValueError(f"{op.value} takes {expected.__name__}, not {type(args).__name__}")
         if not self.supports(op):
             raise UnsupportedOperationError(
-                f"{op.value} is not part of A2A v{self.version} over {self.binding_name}",
-                agent=self.url,
-                operation=op.value,
+                self.unsupported(op), agent=self.url, operation=op.value
             )
         try:
             return self._encode(op, args)
