@@ -374,7 +374,8 @@ class A2AClient:
                 continue
             version = iface.protocol_version or "0.3"
             tenant = self.tenant or iface.tenant
-            out.append(codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions))
+            codec = codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions)
+            out += [codec, *codec.variants()]  # a variant: tried once when this one is 404
         if not out:
             raise A2ADiscoveryError(
                 f"agent {card.name!r} offers no interface URL this client can call: "

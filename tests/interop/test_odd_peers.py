@@ -188,3 +188,23 @@ async def test_python_a2a_errors_name_the_path_they_came_from(pya2a_server: str)
         "tasks/get",
         "no-such-task",
     )
+
+
+# -- a card whose HTTP+JSON URL already ends in /v1 -------------------------------------------
+
+
+async def test_a_rest_url_ending_in_v1_reaches_the_sdk03_server(sdk03_server: str) -> None:
+    async with A2AClient(sdk03_server) as probe:
+        card = dict((await probe.get_card()).raw)
+    [rest] = [i for i in card["additionalInterfaces"] if i["transport"] == "HTTP+JSON"]
+    card["additionalInterfaces"] = [{**rest, "url": rest["url"] + "/v1"}]
+    async with recorded(sdk03_server, card=card, bindings=("rest",)) as (client, seen):
+        sent = await client.send_message("hello")
+        assert isinstance(sent, Task) and sent.status.state is TaskState.COMPLETED
+        got = await client.get_task(sent.id)
+        assert got.artifacts[0].text == "echo: hello"
+    assert seen == [
+        "POST /a2a/rest/v1/v1/message:send",  # as the card says: 404
+        "POST /a2a/rest/v1/message:send",
+        f"GET /a2a/rest/v1/tasks/{sent.id}",
+    ]

@@ -24,6 +24,7 @@ from a2a_anyio import (
 )
 from a2a_anyio._dialects import Op, Send, TaskRef, codec_for
 from a2a_anyio._dialects.card import parse_card
+from a2a_anyio.testing import FakeAgent
 
 from ._support import BASE, RPC_URL, ScriptedBody, sse_response
 
@@ -312,3 +313,35 @@ async def test_an_answer_from_another_wire_is_followed_only_when_it_says_so() ->
         with pytest.raises(A2AHTTPError) as info:
             await client.get_task("t-1")
     assert info.value.status_code == 500 and info.value.speaks is None
+
+
+# -- a REST interface URL that ends in the version segment ----------------------------------
+
+
+@pytest.mark.parametrize("first", ["send", "stream"])
+async def test_a_rest_url_ending_in_v1_is_tried_once_without_it_then_kept(first: str) -> None:
+    """The card names ``.../rest/v1``; the v0.3 paths add ``/v1`` again: that 404s, the
+    other form works, and it is what the client (and its pool) uses from then on."""
+    agent = FakeAgent(dialect="0.3", binding="rest", card={"url": "http://agent.test/rest/v1"})
+    async with (
+        httpx.AsyncClient(transport=agent.transport()) as http,
+        AgentPool(http_client=http) as pool,
+    ):
+        client = pool.client(agent.url)
+        if first == "send":
+            result = await client.send_message("hi")
+        else:
+            result = await client.stream_message("hi").result()
+        assert isinstance(result, Task) and result.status.state is TaskState.COMPLETED
+        await client.get_task(result.id)
+        await client.aclose()
+        again = await pool.client(agent.url).get_task(result.id)  # a new client, same pool
+        assert again.id == result.id
+    paths = [r.path for r in agent.requests if r.op != "card"]
+    action = "message:send" if first == "send" else "message:stream"
+    assert paths == [
+        f"/rest/v1/v1/{action}",  # as the card says: 404
+        f"/rest/v1/{action}",
+        f"/rest/v1/tasks/{result.id}",
+        f"/rest/v1/tasks/{result.id}",
+    ]

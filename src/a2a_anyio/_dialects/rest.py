@@ -98,9 +98,15 @@ _LIST_QUERY = (
 )
 
 
+def version_base(version: str) -> str:
+    """The segment every path of ``version``'s layout starts with ("/v1" before v1.0)."""
+    return "" if version == "1.0" else "/v1"
+
+
 def _routes(version: str) -> dict[str, Route]:
     v1 = version == "1.0"
-    base, task, config = ("", "taskId", "id") if v1 else ("/v1", "id", "pushNotificationConfigId")
+    base = version_base(version)
+    task, config = ("taskId", "id") if v1 else ("id", "pushNotificationConfigId")
     configs = f"{base}/tasks/{{{task}}}/pushNotificationConfigs"
     routes = [
         Route("send", "POST", base + "/message:send", body="params"),

@@ -281,6 +281,11 @@ class WireCodec(ABC):
         """True when this binding and dialect have ``op``."""
         return op.value in self.dialect.methods
 
+    def variants(self) -> list[WireCodec]:
+        """The same wire at the other URLs this codec's may stand for, to try after it when
+        it is answered as if the paths did not exist (none by default)."""
+        return []
+
     def unsupported(self, op: Op) -> str:
         """Why this codec cannot encode ``op`` (the message of its UnsupportedOperationError)."""
         return f"{op.value} is not part of A2A v{self.version} over {self.binding_name}"
