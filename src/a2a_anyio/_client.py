@@ -360,7 +360,7 @@ class A2AClient:
         card = self._card if self._card is not None else await self.get_card()
         base = self._fetcher.card_url or self.url or ""
         try:
-            usable = candidates(card, self.protocol, self.bindings)
+            usable = candidates(card, self.protocol, self.bindings, self._fetcher.card_url)
         except A2AClientError as exc:  # the card's reader knows no agent
             error = located(exc, {"agent": self.url, "operation": "card"})
             if error is exc:

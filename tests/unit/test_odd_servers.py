@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -345,3 +346,64 @@ async def test_a_rest_url_ending_in_v1_is_tried_once_without_it_then_kept(first:
         f"/rest/v1/tasks/{result.id}",
         f"/rest/v1/tasks/{result.id}",
     ]
+
+
+# -- cards without a version: the rest of the card says which dialect ---------------------------
+
+
+@asynccontextmanager
+async def with_card(
+    agent: FakeAgent, card: dict[str, Any], card_path: str, **options: Any
+) -> AsyncIterator[A2AClient]:
+    """A client of ``agent`` whose card (``card``, at ``card_path``) is served instead of its
+    own, the client given the card's URL."""
+    inner = agent.transport()
+
+    async def respond(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and request.url.path == card_path:
+            return httpx.Response(200, json=card)
+        return await inner.handle_async_request(request)
+
+    async with (
+        agent,
+        httpx.AsyncClient(transport=httpx.MockTransport(respond)) as http,
+        A2AClient(agent.url + card_path, http_client=http, **options) as client,
+    ):
+        yield client
+
+
+async def test_a_versionless_card_with_v02_members_speaks_v02_at_once() -> None:
+    """``url`` + ``preferredTransport`` and no ``protocolVersion``; an ``authentication``
+    object besides (of the tasks/send era): v0.2 members win, the first call is right."""
+    agent = FakeAgent(dialect="0.2")
+    card = {
+        "name": "early",
+        "url": agent.url + agent.rpc_path,
+        "preferredTransport": "JSONRPC",
+        "authentication": {"schemes": []},
+        "capabilities": {"streaming": True},
+    }
+    async with with_card(agent, card, "/.well-known/agent.json") as client:
+        task = await client.send_message("hi")
+    assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+    assert [r.rpc_method for r in agent.requests if r.op != "card"] == ["message/send"]
+
+
+@pytest.mark.parametrize(
+    ("card_path", "expected"),
+    [
+        ("/agents/joke/agent-card.json", ["agent/getAuthenticatedExtendedCard"]),
+        ("/agents/joke/agent.json", [None]),  # v0.2's plain GET of the extended card
+    ],
+)
+async def test_a_versionless_card_given_by_its_path_is_read_by_its_name(
+    card_path: str, expected: list[str | None]
+) -> None:
+    """A card named as v0.3 names it, at a path of its own given as the client's URL, with
+    nothing else to tell: v0.3 (its extended card is a JSON-RPC method, not a plain GET)."""
+    agent = FakeAgent(dialect="0.3", extended_card={"skills": []})
+    card = {"name": "bare", "url": agent.url + agent.rpc_path, "capabilities": {}}
+    async with with_card(agent, card, card_path) as client:
+        with contextlib.suppress(A2AHTTPError):
+            await client.get_extended_card()
+    assert [r.rpc_method for r in agent.requests] == expected
