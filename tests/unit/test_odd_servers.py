@@ -8,16 +8,19 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from a2a_anyio import (
     A2AClient,
+    A2AClientError,
     A2AHTTPError,
     AgentPool,
     InvalidParamsError,
     Message,
     MethodNotFoundError,
+    RetryPolicy,
     Task,
     TaskNotFoundError,
     TaskState,
@@ -27,7 +30,7 @@ from a2a_anyio._dialects import Op, Send, TaskRef, codec_for
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio.testing import FakeAgent
 
-from ._support import BASE, RPC_URL, ScriptedBody, sse_response
+from ._support import BASE, RPC_URL, ScriptedBody, on_mock_clocks, sse_response
 
 pytestmark = pytest.mark.anyio
 
@@ -407,3 +410,86 @@ async def test_a_versionless_card_given_by_its_path_is_read_by_its_name(
         with contextlib.suppress(A2AHTTPError):
             await client.get_extended_card()
     assert [r.rpc_method for r in agent.requests] == expected
+
+
+# -- errors name the endpoint they came from, on every path ------------------------------------
+
+ENDPOINT = BASE + "/agents/a2a"  # what the card names: not the card's URL
+
+
+def _card_then(handle: Handler) -> Handler:
+    card = {
+        "name": "named",
+        "supportedInterfaces": [
+            {"url": ENDPOINT, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"streaming": True},
+    }
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=card)
+        return handle(request)
+
+    return respond
+
+
+def _working(request: httpx.Request) -> httpx.Response:
+    task = {"id": "t-1", "status": {"state": "TASK_STATE_WORKING"}}
+    body = json.loads(request.content)
+    if body["method"] == "SendStreamingMessage":
+        return sse_response(
+            ScriptedBody([f"data: {v03_event(body['id'], {'task': task})}\n\n".encode()], hang=True)
+        )
+    return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": task})
+
+
+def _failing(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(503, text="down")
+
+
+async def _stream(client: A2AClient) -> Any:
+    return await client.stream_message("x").result()
+
+
+async def _subscribe(client: A2AClient) -> Any:
+    return await client.subscribe("t-1").result()
+
+
+CASES: dict[str, tuple[Handler, Callable[[A2AClient], Any], dict[str, Any]]] = {
+    "send, an HTTP error": (_failing, lambda c: c.send_message("x"), {}),
+    "get, a JSON-RPC error": (
+        lambda r: httpx.Response(
+            404, json={"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "no"}}
+        ),
+        lambda c: c.get_task("t-1"),
+        {},
+    ),
+    "stream, a plain answer": (_failing, _stream, {}),
+    "subscribe, a plain answer": (_failing, _subscribe, {}),
+    "stream, an idle limit": (_working, _stream, {"idle_timeout": 5}),
+    "get, the deadline": (_working, lambda c: c.get_task("t-1"), {"timeout": 5, "hang": True}),
+    "wait, its timeout": (_working, lambda c: c.wait("t-1", timeout=5), {}),
+}
+
+
+@on_mock_clocks()
+@pytest.mark.parametrize("case", sorted(CASES))
+async def test_errors_name_the_endpoint_not_the_card(case: str) -> None:
+    handle, run, given = CASES[case]
+    respond = _card_then(handle)
+    options = dict(given)
+    hang = options.pop("hang", False)
+
+    async def serve(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and hang:
+            await anyio.sleep_forever()
+        return respond(request)
+
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(serve)) as http,
+        A2AClient(BASE, http_client=http, retry=RetryPolicy(1), **options) as client,
+    ):
+        with pytest.raises(A2AClientError) as info:
+            await run(client)
+    assert info.value.agent == ENDPOINT, info.value
