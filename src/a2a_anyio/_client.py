@@ -430,12 +430,13 @@ class A2AClient:
 
     # -- the wire -------------------------------------------------------------------------
 
-    async def _op(self, op: Op, args: OpArgs) -> Any:
-        """Run operation ``op`` within the client's deadline: encode it with the codec in
-        use, send it, decode the answer; after a "wrong dialect" answer, again with the next
-        candidate."""
+    async def _op(self, op: Op, args: OpArgs, within: CallInProgress | None = None) -> Any:
+        """Run operation ``op`` within the client's deadline (a part of the call ``within``,
+        if given): encode it with the codec in use, send it, decode the answer; after a
+        "wrong dialect" answer, again with the next candidate."""
         self._check_open()
-        with deadline(self.timeout, agent=self.url or self.endpoint, operation=op.value) as call:
+        agent = self.url or self.endpoint
+        with deadline(self.timeout, agent=agent, operation=op.value, parent=within) as call:
             while True:
                 codec = self._codec or await self._resolve()
                 try:
@@ -453,7 +454,7 @@ class A2AClient:
         Errors are built where they happen with the request's context; a 401/403 is raised
         again as a new error that also says what the card asks for.
         """
-        call.context = request.context
+        call.goes_to(request.context)
 
         async def attempt() -> Any:
             resp = await self._http.request(
@@ -477,7 +478,7 @@ class A2AClient:
                 if alternative is None:
                     raise
                 request = alternative
-                call.context = request.context
+                call.goes_to(request.context)
                 return await retry.run(
                     attempt, operation=request.name, idempotent=request.idempotent, until=call.until
                 )
@@ -574,7 +575,7 @@ class A2AClient:
         limit = self.timeout if timeout is CLIENT_TIMEOUT else timeout
         agent = self.url or self.endpoint
         with deadline(limit, agent=agent, operation=Op.SEND.value) as call:
-            result: Task | Message = await self._op(Op.SEND, Send(msg, config))
+            result: Task | Message = await self._op(Op.SEND, Send(msg, config), call)
             if on_event is not None:
                 await _notify(on_event, result)
             if blocking and isinstance(result, Task) and not result.status.state.is_final:
@@ -604,7 +605,7 @@ class A2AClient:
         """
         agent = self.url or self.endpoint
         with deadline(timeout, agent=agent, operation="wait") as call:
-            task = await self.get_task(task_id)
+            task: Task = await self._op(Op.GET, TaskRef(task_id), call)
             if not task.status.state.is_final:
                 task = await self._follow(task, call, None, poll_interval, max_interval)
         return task
@@ -622,7 +623,12 @@ class A2AClient:
         codec = await self._resolve()
         streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream()
         call.task = task
-        call.context = {**call.context, "agent": codec.url}
+        call.goes_to({"agent": codec.url, "operation": call.context.get("operation")})
+
+        async def poll(task_id: str) -> Task:
+            polled: Task = await self._op(Op.GET, TaskRef(task_id), call)
+            return polled
+
         follow = MessageStream(
             None,
             follows=task,
@@ -631,7 +637,7 @@ class A2AClient:
             method=call.context.get("operation"),
             retry=self.retry,
             resubscribe=self._resubscriber if streams else None,
-            poll=self.get_task,
+            poll=poll,
             keep_events=0,
             max_bytes=self._http.max_response_bytes,
             poll_interval=poll_interval,

@@ -173,7 +173,7 @@ async def test_python_a2a_says_what_it_does_not_serve(pya2a_server: str) -> None
         with pytest.raises(A2ATimeoutError) as info:
             await client.send_message("slow", timeout=1)
         assert isinstance(info.value.events[0], Task)
-        assert info.value.agent == pya2a_server  # the card's URL: the root of its paths
+        assert info.value.agent == pya2a_server + "/a2a/tasks/get"  # its last look, a poll
         canceled = await client.cancel_task(task.id)
         assert canceled.status.state is TaskState.CANCELED
 

@@ -469,6 +469,7 @@ CASES: dict[str, tuple[Handler, Callable[[A2AClient], Any], dict[str, Any]]] = {
     "subscribe, a plain answer": (_failing, _subscribe, {}),
     "stream, an idle limit": (_working, _stream, {"idle_timeout": 5}),
     "get, the deadline": (_working, lambda c: c.get_task("t-1"), {"timeout": 5, "hang": True}),
+    "send, the deadline": (_working, lambda c: c.send_message("x"), {"timeout": 5, "hang": True}),
     "wait, its timeout": (_working, lambda c: c.wait("t-1", timeout=5), {}),
 }
 
@@ -492,4 +493,9 @@ async def test_errors_name_the_endpoint_not_the_card(case: str) -> None:
     ):
         with pytest.raises(A2AClientError) as info:
             await run(client)
-    assert info.value.agent == ENDPOINT, info.value
+    err = info.value
+    assert err.agent == ENDPOINT, err
+    if case.endswith("the deadline"):  # what was in flight: the request, named as sent
+        assert (err.method, err.request_id) == (
+            ("SendMessage", 1) if case.startswith("send") else ("GetTask", 1)
+        )
