@@ -196,3 +196,15 @@ async def test_a_message_reply_is_not_followed_up() -> None:
         result = await client.send_message("ping")
     assert isinstance(result, Message)
     assert ops(agent) == ["send"]
+
+
+@on_mock_clocks()
+async def test_a_silent_task_is_looked_at_again_at_each_idle_limit() -> None:
+    agent = slow_agent()
+    async with client_of(agent, idle_timeout=300) as client:
+        task = await client.send_message("hi", blocking=False, metadata={"takes": 700})
+        assert isinstance(task, Task)
+        agent.clear_requests()
+        done = await client.wait(task.id)
+    assert done.status.state is TaskState.COMPLETED
+    assert ops(agent) == ["get", "subscribe", "subscribe", "subscribe"]

@@ -899,3 +899,22 @@ def test_follow_is_for_a_task_not_final_and_a_follower_not_started() -> None:
     f.event(task("working"))
     with pytest.raises(RuntimeError):
         f.follow(task("working"))
+
+
+def test_a_silent_follow_up_looks_again_without_spending_attempts() -> None:
+    f = StreamFollower(ends_v1, resume_attempts=1)
+    f.follow(task("working"))
+    for _ in range(3):
+        f.reattached()
+        assert f.event(task("working")).kind is ActionKind.DROP
+        idle = A2ATimeoutError("quiet", timeout="stream-idle")
+        again = f.read_failed(idle)
+        assert (again.kind, again.error) == (ActionKind.RESUBSCRIBE, None)
+    assert f.resumes == 0
+    f.reattached()
+    assert f.event(task("completed")).kind is ActionKind.DELIVER_LAST
+    # a stream of the caller's own ends at its idle limit, as before
+    own = StreamFollower(ends_v1)
+    own.event(task("working"))
+    quiet = A2ATimeoutError("quiet", timeout="stream-idle")
+    assert own.read_failed(quiet).kind is ActionKind.FAIL

@@ -118,6 +118,7 @@ class StreamFollower:
         "_cause",
         "_events",
         "_final_seen",
+        "_following",
         "_keep",
         "_kept_bytes",
         "_max_bytes",
@@ -172,6 +173,7 @@ class StreamFollower:
         self._polls = 0
         self._cause: A2AClientError | None = None  # the cut being repaired
         self._final_seen = False
+        self._following = False  # started by follow(): no stream of the caller's own
 
     # -- what the shell reads -----------------------------------------------------------------
 
@@ -222,6 +224,7 @@ class StreamFollower:
         if task.status.state.is_final:
             raise ValueError(f"task {task.id} is {task.status.state.value}: nothing to follow")
         self._reducer.apply(task)
+        self._following = True
         if self._resume:
             self._phase = _Phase.RESUBSCRIBING
             return Action(ActionKind.RESUBSCRIBE)
@@ -268,12 +271,21 @@ class StreamFollower:
 
     def read_failed(self, error: A2AClientError) -> Action:
         """Reading the stream raised ``error``: RESUBSCRIBE after a cut, POLL when a
-        re-attached stream refuses, else FAIL with ``error``."""
+        re-attached stream refuses, else FAIL with ``error``. Following a task up, a silent
+        stream (the idle limit) is re-attached to at once: a look at the task, not a repair
+        (no attempt is spent), as a poll would be."""
         phase = self._phase
         if phase not in (_Phase.STREAMING, _Phase.REPLAYING):
             raise self._misuse("read_failed")
         if phase is _Phase.REPLAYING and isinstance(error, (A2ARPCError, A2AHTTPError)):
             return self._poll_or_fail(error)  # re-attached, then refused inside the stream
+        if (
+            self._following
+            and isinstance(error, A2ATimeoutError)
+            and error.timeout == "stream-idle"
+        ):
+            self._phase = _Phase.RESUBSCRIBING
+            return Action(ActionKind.RESUBSCRIBE)
         if _is_cut(error) and self._can_resume():
             return self._resubscribe(error)
         return self._fail(error)
