@@ -16,6 +16,7 @@ from a2a_anyio import (
     A2AClient,
     A2AClientError,
     A2AHTTPError,
+    A2AServerError,
     AgentPool,
     InvalidParamsError,
     Message,
@@ -162,6 +163,19 @@ async def test_an_error_object_without_envelope_is_typed(status: int) -> None:
     async with client_of(handle, protocol="0.3") as client:
         with pytest.raises(MethodNotFoundError):
             await client.get_task("t-1")
+
+
+@pytest.mark.parametrize("status", [200, 400, 500])
+async def test_the_v02_extended_card_get_carrying_a_jsonrpc_error_is_typed(status: int) -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/agent/authenticatedExtendedCard"
+        error = {"code": -32007, "message": "none here"}
+        return httpx.Response(status, json={"jsonrpc": "2.0", "id": None, "error": error})
+
+    async with client_of(handle, protocol="0.2") as client:
+        with pytest.raises(A2AServerError, match="none here") as info:  # -32007: not in v0.2
+            await client.get_extended_card()
+    assert info.value.code == -32007
 
 
 @pytest.mark.parametrize("status", [200, 400, 500])
