@@ -6,6 +6,8 @@ the HTTP layer, ``codec.decode(...)``; all of it inside the call's one deadline.
 
 from __future__ import annotations
 
+import enum
+import functools
 import inspect
 import time
 import warnings
@@ -45,7 +47,6 @@ from a2a_anyio._errors import (
     A2AClientError,
     A2ADiscoveryError,
     A2AHTTPError,
-    A2ATimeoutError,
     MethodNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
@@ -83,20 +84,29 @@ EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
 
 
+class _Default(enum.Enum):
+    """The default of a per-call ``timeout``: the client's."""
+
+    CLIENT = "the client's timeout"
+
+
+CLIENT_TIMEOUT = _Default.CLIENT
+
+
 class LearnedWires:
-    """What worked for each URL after a fallback, as (binding, version): owned by a client,
-    or shared by the clients of one pool."""
+    """What worked for each URL after a fallback, as (binding, version, interface URL): owned
+    by a client, or shared by the clients of one pool."""
 
     def __init__(self) -> None:
-        self._by_key: dict[str, tuple[str, str]] = {}
+        self._by_key: dict[str, tuple[str, str, str]] = {}
 
-    def get(self, key: str) -> tuple[str, str] | None:
+    def get(self, key: str) -> tuple[str, str, str] | None:
         """What worked for ``key``, if anything was learned."""
         return self._by_key.get(key)
 
-    def learn(self, key: str, binding: str, version: str) -> None:
-        """Remember that ``binding`` in ``version`` worked for ``key``."""
-        self._by_key[key] = (binding, version)
+    def learn(self, key: str, codec: WireCodec) -> None:
+        """Remember that ``codec``'s binding and version at its URL worked for ``key``."""
+        self._by_key[key] = (codec.binding, codec.version, codec.url)
 
 
 async def _notify(callback: EventCallback, event: StreamEvent) -> None:
@@ -313,12 +323,24 @@ class A2AClient:
         async with self._resolve_lock:
             if self._codec is None:
                 self._candidates = await self._find_candidates()
-                learned = self._learned.get(self._key)
-                self._codec = next(
-                    (c for c in self._candidates if (c.binding, c.version) == learned),
-                    self._candidates[0],
-                )
+                self._codec = self._learned_codec() or self._candidates[0]
             return self._codec
+
+    def _learned_codec(self) -> WireCodec | None:
+        """The candidate that worked before (for this client or another of its pool); a wire
+        an answer named is made again, it is no candidate of the card."""
+        learned = self._learned.get(self._key)
+        if learned is None:
+            return None
+        for codec in self._candidates:
+            if (codec.binding, codec.version, codec.url) == learned:
+                return codec
+        binding, version, url = learned
+        if not any(c.url == url for c in self._candidates):
+            return None  # the card moved on
+        codec = codec_for(binding, version, url, tenant=self.tenant, extensions=self.extensions)
+        self._candidates.append(codec)
+        return codec
 
     async def _find_candidates(self) -> list[WireCodec]:
         tenant, extensions = self.tenant, self.extensions
@@ -335,7 +357,7 @@ class A2AClient:
         card = self._card if self._card is not None else await self.get_card()
         base = self._fetcher.card_url or self.url or ""
         try:
-            usable = candidates(card, self.protocol, self.bindings)
+            usable = candidates(card, self.protocol, self.bindings, self._fetcher.card_url)
         except A2AClientError as exc:  # the card's reader knows no agent
             error = located(exc, {"agent": self.url, "operation": "card"})
             if error is exc:
@@ -349,7 +371,8 @@ class A2AClient:
                 continue
             version = iface.protocol_version or "0.3"
             tenant = self.tenant or iface.tenant
-            out.append(codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions))
+            codec = codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions)
+            out += [codec, *codec.variants()]  # a variant: tried once when this one is 404
         if not out:
             raise A2ADiscoveryError(
                 f"agent {card.name!r} offers no interface URL this client can call: "
@@ -364,19 +387,36 @@ class A2AClient:
         return f"{self.url or self.endpoint}|{self.protocol}|{','.join(self.bindings)}"
 
     def _fall_back(self, codec: WireCodec, exc: A2AClientError) -> bool:
-        """After an answer that says "wrong dialect", move to the next candidate (once each)."""
+        """After an answer that says "wrong dialect", move to the next candidate (once each);
+        after one that names the wire spoken there (``A2AHTTPError.speaks``), to that wire."""
+        if codec not in self._candidates:
+            return False
+        if isinstance(exc, A2AHTTPError) and exc.speaks not in (None, codec.version):
+            assert exc.speaks is not None
+            return self._move_to(codec.binding, exc.speaks, codec.url)
         wrong = isinstance(exc, (MethodNotFoundError, VersionNotSupportedError)) or (
             codec.binding == "rest"
             and isinstance(exc, A2AHTTPError)
             and exc.status_code in (404, 405)
         )
-        if not wrong or codec not in self._candidates:
-            return False
         index = self._candidates.index(codec) + 1
-        if index >= len(self._candidates):
+        if not wrong or index >= len(self._candidates):
             return False
         self._codec = next_codec = self._candidates[index]
-        self._learned.learn(self._key, next_codec.binding, next_codec.version)
+        self._learned.learn(self._key, next_codec)
+        return True
+
+    def _move_to(self, binding: str, version: str, url: str) -> bool:
+        """Use ``binding`` in ``version`` at ``url`` from now on (False: in use already)."""
+        wire = (binding, version, url)
+        codec = next((c for c in self._candidates if (c.binding, c.version, c.url) == wire), None)
+        if codec is None:
+            codec = codec_for(binding, version, url, tenant=self.tenant, extensions=self.extensions)
+            self._candidates.append(codec)
+        elif codec is self._codec:
+            return False
+        self._codec = codec
+        self._learned.learn(self._key, codec)
         return True
 
     async def get_extended_card(self) -> AgentCard:
@@ -398,12 +438,13 @@ class A2AClient:
 
     # -- the wire -------------------------------------------------------------------------
 
-    async def _op(self, op: Op, args: OpArgs) -> Any:
-        """Run operation ``op`` within the client's deadline: encode it with the codec in
-        use, send it, decode the answer; after a "wrong dialect" answer, again with the next
-        candidate."""
+    async def _op(self, op: Op, args: OpArgs, within: CallInProgress | None = None) -> Any:
+        """Run operation ``op`` within the client's deadline (a part of the call ``within``,
+        if given): encode it with the codec in use, send it, decode the answer; after a
+        "wrong dialect" answer, again with the next candidate."""
         self._check_open()
-        with deadline(self.timeout, agent=self.url or self.endpoint, operation=op.value) as call:
+        agent = self.url or self.endpoint
+        with deadline(self.timeout, agent=agent, operation=op.value, parent=within) as call:
             while True:
                 codec = self._codec or await self._resolve()
                 try:
@@ -421,7 +462,7 @@ class A2AClient:
         Errors are built where they happen with the request's context; a 401/403 is raised
         again as a new error that also says what the card asks for.
         """
-        call.context = request.context
+        call.goes_to(request.context)
 
         async def attempt() -> Any:
             resp = await self._http.request(
@@ -445,7 +486,7 @@ class A2AClient:
                 if alternative is None:
                     raise
                 request = alternative
-                call.context = request.context
+                call.goes_to(request.context)
                 return await retry.run(
                     attempt, operation=request.name, idempotent=request.idempotent, until=call.until
                 )
@@ -527,14 +568,20 @@ class A2AClient:
         accepted_output_modes: list[str] | None = None,
         push_config: PushNotificationConfig | None = None,
         on_event: EventCallback | None = None,
+        timeout: float | _Default | None = CLIENT_TIMEOUT,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
-        ``blocking=True`` waits until the task is terminal or interrupted; ``False`` returns as
-        soon as the agent accepted it (then ``wait()``, ``get_task`` or ``subscribe``).
+        ``blocking=True`` waits until the task is terminal or interrupted: a task the agent
+        answers with before that (some agents answer every send at once) is followed up,
+        re-attached to when the agent streams, else polled, as ``wait()`` does. ``False``
+        returns as soon as the agent accepted it (then ``wait()``, ``get_task`` or
+        ``subscribe``). ``timeout`` bounds the whole call, follow-up included (default: the
+        client's; None: no limit); past it, ``A2ATimeoutError(timeout="deadline")`` carries
+        the task as it was last seen in ``events``.
         ``on_event`` (sync or async) is called with every event before the result is returned:
         the message is then streamed when the agent can stream (and ``blocking`` is true), else
-        sent, and the result is the one event.
+        sent, and the events are the result and what its follow-up shows.
 
         Raises:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
@@ -560,9 +607,14 @@ class A2AClient:
                 async for event in stream:
                     await _notify(on_event, event)
                 return await stream.result()
-        result: Task | Message = await self._op(Op.SEND, Send(msg, config))
-        if on_event is not None:
-            await _notify(on_event, result)
+        limit = self.timeout if timeout is CLIENT_TIMEOUT else timeout
+        agent = self.url or self.endpoint
+        with deadline(limit, agent=agent, operation=Op.SEND.value) as call:
+            result: Task | Message = await self._op(Op.SEND, Send(msg, config), call)
+            if on_event is not None:
+                await _notify(on_event, result)
+            if blocking and isinstance(result, Task) and not result.status.state.is_final:
+                result = await self._follow(result, call, on_event)
         return result
 
     async def _can_stream(self) -> bool:
@@ -579,10 +631,12 @@ class A2AClient:
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
     ) -> Task:
-        """Poll ``get_task`` until the task is terminal or interrupted; return it.
+        """Wait until the task is terminal or interrupted; return it.
 
-        The interval grows by half each poll from ``poll_interval`` up to ``max_interval``;
-        ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+        The task is re-attached to when the agent streams, else (or when it refuses) polled
+        with ``get_task`` at intervals growing by half from ``poll_interval`` up to
+        ``max_interval``. ``timeout`` (None: no limit) raises
+        ``A2ATimeoutError(timeout="deadline")`` carrying the task as last seen in ``events``.
 
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.
@@ -593,21 +647,56 @@ class A2AClient:
                 the agent (``A2ARPCError``).
             RuntimeError: the client is closed.
         """
-        interval = poll_interval
-        with anyio.move_on_after(timeout) as scope:
-            while True:
-                task = await self.get_task(task_id)
-                if task.status.state.is_final:
-                    return task
-                await anyio.sleep(interval)
-                interval = min(interval * 1.5, max_interval)
-        assert scope.cancelled_caught
-        raise A2ATimeoutError(
-            f"task {task_id} did not finish within {timeout}s",
-            timeout="deadline",
-            agent=self.url or self.endpoint,
-            operation="wait",
+        agent = self.url or self.endpoint
+        with deadline(timeout, agent=agent, operation="wait") as call:
+            task: Task = await self._op(Op.GET, TaskRef(task_id), call)
+            if not task.status.state.is_final:
+                task = await self._follow(task, call, None, poll_interval, max_interval)
+        return task
+
+    async def _follow(
+        self,
+        task: Task,
+        call: CallInProgress,
+        on_event: EventCallback | None,
+        poll_interval: float = 0.2,
+        max_interval: float = 2.0,
+    ) -> Task:
+        """Follow ``task`` up to its final state within ``call``: the one mechanism of
+        streams cut short, started from a task (``MessageStream(follows=task)``)."""
+        codec = await self._resolve()
+        streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream()
+        call.task = task
+        call.goes_to({"agent": codec.url, "operation": call.context.get("operation")})
+
+        async def poll(task_id: str) -> Task:
+            polled: Task = await self._op(Op.GET, TaskRef(task_id), call)
+            return polled
+
+        follow = MessageStream(
+            None,
+            follows=task,
+            idle_timeout=self.idle_timeout,
+            agent=codec.url,
+            method=call.context.get("operation"),
+            retry=self.retry,
+            resubscribe=self._resubscriber if streams else None,
+            poll=poll,
+            keep_events=0,
+            max_bytes=self._http.max_response_bytes,
+            poll_interval=poll_interval,
+            max_poll_interval=max_interval,
         )
+        try:
+            async with follow:
+                async for event in follow:
+                    if on_event is not None:
+                        await _notify(on_event, event)
+        finally:
+            call.task = follow.task  # as last seen, for the error of a deadline
+        final = follow.task
+        assert final is not None
+        return final
 
     def _prepare(
         self,
@@ -710,7 +799,7 @@ class A2AClient:
                 on_405=None if alternative is None else alternative.resend,
                 context=request.context,
             )
-            return StreamWire(conn, codec, request)
+            return StreamWire(conn, codec, request, functools.partial(self._fall_back, codec))
 
         return opener
 

@@ -10,21 +10,36 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
 from a2a_anyio._errors import A2ATimeoutError, ErrorContext
+
+if TYPE_CHECKING:
+    from a2a_anyio._model import StreamEvent
 
 
 @dataclass(slots=True)
 class Call:
     """One call in progress: its absolute deadline (``anyio.current_time()`` clock, ``inf``
     without one), and where it goes, ``context`` updated as it is learned (the error that ends
-    the call names it)."""
+    the call names it). ``task``: the task the call waits for, once it has one (the error
+    carries it in its ``events``). ``parent``: the call this one is part of (a blocking send
+    and its follow-up, a wait), told where this one goes too."""
 
     until: float
     context: ErrorContext
+    task: StreamEvent | None = field(default=None)
+    parent: Call | None = field(default=None)
+
+    def goes_to(self, context: ErrorContext) -> None:
+        """Where the call goes now (its parent's too, under the parent's operation): what
+        its error will say."""
+        self.context = context
+        if self.parent is not None:
+            self.parent.goes_to({**context, "operation": self.parent.context.get("operation")})
 
     @property
     def agent(self) -> str | None:
@@ -39,17 +54,26 @@ def deadline(
     agent: str | None,
     operation: str,
     method: str | None = None,
+    parent: Call | None = None,
 ) -> Iterator[Call]:
     """Run the block within ``seconds`` (None: no limit). At the deadline the block is
-    cancelled and ``A2ATimeoutError(timeout="deadline")`` raised."""
+    cancelled and ``A2ATimeoutError(timeout="deadline")`` raised. ``parent``: the call this
+    one is part of (it keeps its own deadline)."""
     context: ErrorContext = {"agent": agent, "method": method, "operation": operation}
     if seconds is None:
-        yield Call(math.inf, context)
+        yield Call(math.inf, context, parent=parent)
         return
-    call = Call(anyio.current_time() + seconds, context)
+    call = Call(anyio.current_time() + seconds, context, parent=parent)
     with anyio.CancelScope(deadline=call.until) as scope:
         yield call
     if scope.cancelled_caught:
+        if call.task is None:
+            raise A2ATimeoutError(
+                f"no answer within the {seconds}s deadline", timeout="deadline", **call.context
+            )
         raise A2ATimeoutError(
-            f"no answer within the {seconds}s deadline", timeout="deadline", **call.context
+            f"the task was not finished within the {seconds}s deadline",
+            timeout="deadline",
+            events=[call.task],
+            **call.context,
         )

@@ -132,13 +132,22 @@ _RETRYABLE_STATUSES = (429, 502, 503, 504)
 
 class A2AHTTPError(A2AClientError):
     """The server answered with an HTTP error status; ``body`` is truncated; ``retry_after``
-    holds the seconds a ``Retry-After`` header asked for."""
+    holds the seconds a ``Retry-After`` header asked for. ``speaks`` names the wire the answer
+    shows the server speaks at that URL when it is not the one the request was in (the
+    client then moves to it): "python-a2a"."""
 
     def __init__(
-        self, status_code: int, body: str = "", *, retry_after: float | None = None, **kwargs: Any
+        self,
+        status_code: int,
+        body: str = "",
+        *,
+        retry_after: float | None = None,
+        speaks: str | None = None,
+        **kwargs: Any,
     ) -> None:
         self.status_code = status_code
         self.retry_after = retry_after
+        self.speaks = speaks
         self.body = body[:_BODY_PREVIEW]
         preview = " ".join(self.body.split())[:200]
         msg = f"HTTP {status_code}" + (f": {preview}" if preview else "")
@@ -342,6 +351,7 @@ _STANDARD: dict[int, type[A2ARPCError]] = {
 # define a code map it to a class; elsewhere it is an A2AServerError that keeps the code.
 _BY_VERSION: dict[str, dict[int, type[A2ARPCError]]] = {
     "legacy": {},
+    "python-a2a": {-32000: TaskNotFoundError},  # its only error of its own
     "0.2": {-32005: ContentTypeNotSupportedError, -32006: InvalidAgentResponseError},
     "0.3": {
         -32005: ContentTypeNotSupportedError,

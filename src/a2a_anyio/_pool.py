@@ -126,9 +126,11 @@ class AgentPool:
         result as a dict: the data part of the completed task's artifacts, else
         ``{"text": ...}``.
 
-        A task that is still running when the agent answers is waited for (``timeout``); a
-        failed, rejected, canceled or interrupted task raises ``TaskFailedError`` carrying the
-        status message; a completed task without artifacts raises ``A2AProtocolError``.
+        A task that is still running when the agent answers is followed up as
+        ``send_message`` does; ``timeout`` bounds the whole call (None: no limit, each request
+        within the client's timeout). A failed, rejected, canceled or interrupted task raises
+        ``TaskFailedError`` carrying the status message; a completed task without artifacts
+        raises ``A2AProtocolError``.
 
         Raises:
             TaskFailedError: the task failed, was rejected or canceled, or waits for input; it carries the
@@ -138,9 +140,7 @@ class AgentPool:
         """
         client = self.client(url)
         message = Message.user(text, data=data, context_id=context_id)
-        result = await client.send_message(message, metadata=metadata)
-        if isinstance(result, Task) and not result.status.state.is_final:
-            result = await client.wait(result.id, timeout=timeout)
+        result = await client.send_message(message, metadata=metadata, timeout=timeout)
         return _as_dict(result, url)
 
     async def fan_out(

@@ -33,15 +33,24 @@ from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 class StreamWire:
     """An opened-to-be stream and how to read it: the connection (not yet entered), and the
-    codec and request whose events and plain answers it decodes."""
+    codec and request whose events and plain answers it decodes. ``fall_back(error)`` is
+    told the error of a plain answer to a stream's first request: True when the client moved
+    to another wire because of it, and the stream is to be opened again."""
 
-    __slots__ = ("codec", "conn", "events", "request")
+    __slots__ = ("codec", "conn", "events", "fall_back", "request")
 
-    def __init__(self, conn: SSEConnection, codec: WireCodec, request: WireRequest[Any]) -> None:
+    def __init__(
+        self,
+        conn: SSEConnection,
+        codec: WireCodec,
+        request: WireRequest[Any],
+        fall_back: Callable[[A2AClientError], bool] | None = None,
+    ) -> None:
         self.conn = conn
         self.codec = codec
         self.request = request
         self.events = codec.event_decoder(request)
+        self.fall_back = fall_back
 
     def answer(self, resp: RawResponse) -> StreamEvent:
         """The one event of a plain (non-stream) answer, or the error it carries raised."""
@@ -89,6 +98,12 @@ class MessageStream:
     Like any iterator, one stream is read by one task at a time; to stop it from another task,
     cancel the reader's scope rather than calling ``aclose()`` while it reads.
 
+    With ``follows`` (and no ``opener``) it opens no stream of its own: it follows that task,
+    which an answer left unfinished, to its final state, re-attached to it (``resubscribe``)
+    or polling it (``poll``, every ``poll_interval`` seconds growing by half up to
+    ``max_poll_interval``), and delivers what that shows. Its polls are bounded by the total
+    deadline (and whatever scope the caller holds), not by the idle limit.
+
     Raises:
         A2AConnectionError: (while it is read) the stream was cut and could not be resumed; ``A2ATimeoutError``
             when no event came within the idle limit, or the whole stream outlasted
@@ -101,7 +116,7 @@ class MessageStream:
 
     def __init__(
         self,
-        opener: Opener,
+        opener: Opener | None,
         *,
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
@@ -114,8 +129,16 @@ class MessageStream:
         resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
         max_bytes: int | None = None,
+        follows: Task | None = None,
+        poll_interval: float = POLL_INTERVAL,
+        max_poll_interval: float = MAX_POLL_INTERVAL,
     ) -> None:
+        if (opener is None) is (follows is None):
+            raise ValueError("a MessageStream opens a stream (opener) or follows a task")
         self._opener = opener
+        self._follows = follows
+        self._poll_interval = poll_interval
+        self._max_poll_interval = max_poll_interval
         self.idle_timeout = idle_timeout
         self.total_timeout = total_timeout
         self.agent = agent
@@ -139,6 +162,7 @@ class MessageStream:
         self._state = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
         self._pending_size = 0
+        self._next: Action | None = None  # what to do before reading (a follow-up's start)
         self._size = 0  # of the event read last, as received
         self._idle_scope: anyio.CancelScope | None = None
         self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
@@ -196,10 +220,15 @@ class MessageStream:
         self._state = "open"
         if self.total_timeout is not None:
             self._deadline = anyio.current_time() + self.total_timeout
+        if self._follows is not None:
+            self._next = self._follower.follow(self._follows)
+            return
+        opener = self._opener
+        assert opener is not None
         try:
             # Retried only before the first event, and for a send only if it never left.
             await self._retry.run(
-                lambda: self._connect(self._opener),
+                lambda: self._connect(opener, first=True),
                 operation=self.method or "stream",
                 idempotent=self._idempotent,
                 until=self._deadline,
@@ -208,31 +237,40 @@ class MessageStream:
             await self.aclose()
             self._raise(exc)
 
-    async def _connect(self, opener: Opener) -> None:
-        """Open one connection; a plain (non-streaming) answer is decoded here."""
-        wire = await opener()
-        conn = wire.conn
-        self._events_in = wire.events
-        self._follower.ends = wire.events.ends
-        self._context = self._follower.context = wire.events.context
-        conn.on_activity = self._touch
-        conn.idle_timeout = self.idle_timeout
-        try:
-            await self._within(conn.__aenter__())
-        except BaseException:
-            await conn.aclose()
-            raise
-        resp = conn.error_response
-        if resp is None:
-            self._conn = conn
-            # A cancel scope per read costs more than decoding the event: it is entered only
-            # for a limit no one else enforces.
-            idle_enforced = conn.idle_by_transport or self.idle_timeout is None
-            self._guarded = not idle_enforced or self._deadline != math.inf
+    async def _connect(self, opener: Opener, *, first: bool = False) -> None:
+        """Open one connection; a plain (non-streaming) answer is decoded here. The plain
+        answer to the ``first`` request may move the client to another wire (detection, as
+        for any call): the stream is then opened again on that one."""
+        while True:
+            wire = await opener()
+            conn = wire.conn
+            self._events_in = wire.events
+            self._follower.ends = wire.events.ends
+            self._context = self._follower.context = wire.events.context
+            conn.on_activity = self._touch
+            conn.idle_timeout = self.idle_timeout
+            try:
+                await self._within(conn.__aenter__())
+            except BaseException:
+                await conn.aclose()
+                raise
+            resp = conn.error_response
+            if resp is None:
+                self._conn = conn
+                # A cancel scope per read costs more than decoding the event: it is entered
+                # only for a limit no one else enforces.
+                idle_enforced = conn.idle_by_transport or self.idle_timeout is None
+                self._guarded = not idle_enforced or self._deadline != math.inf
+                return
+            # A server that does not stream may answer with one plain result.
+            try:
+                self._pending = wire.answer(resp)
+            except A2AClientError as exc:
+                if first and wire.fall_back is not None and wire.fall_back(exc):
+                    continue
+                raise
+            self._pending_size = len(resp.content)
             return
-        # A server that does not stream may answer with one plain result.
-        self._pending = wire.answer(resp)
-        self._pending_size = len(resp.content)
 
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
@@ -240,16 +278,19 @@ class MessageStream:
         follower = self._follower
         try:
             while self._state != "done":
-                event: StreamEvent | None
-                try:
-                    event = await self._read()
-                except A2AClientError as exc:
-                    event, action = None, follower.read_failed(exc)
+                event: StreamEvent | None = None
+                if self._next is not None:
+                    action, self._next = self._next, None
                 else:
-                    if event is None:
-                        action = follower.body_ended()
+                    try:
+                        event = await self._read()
+                    except A2AClientError as exc:
+                        action = follower.read_failed(exc)
                     else:
-                        action = follower.event(event, self._size)
+                        if event is None:
+                            action = follower.body_ended()
+                        else:
+                            action = follower.event(event, self._size)
                 while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
                     if action.kind is ActionKind.RESUBSCRIBE:
                         action = await self._reattach(action)
@@ -302,8 +343,7 @@ class MessageStream:
         task_id = follower.task_id
         assert task_id is not None and self._resubscribe is not None
         await self._drop_connection()
-        if _retry.delays_enabled():
-            assert action.error is not None
+        if action.error is not None and _retry.delays_enabled():  # a follow-up's start: at once
             await self._within(anyio.sleep(self._retry.delay(action.attempt, action.error)))
         try:
             await self._connect(self._resubscribe(task_id))
@@ -319,9 +359,9 @@ class MessageStream:
         task_id = follower.task_id
         assert task_id is not None and self._poll is not None
         await self._drop_connection()
-        if action.attempt == 1 and self.idle_timeout is not None:
+        if action.attempt == 1 and self.idle_timeout is not None and self._follows is None:
             self._poll_deadline = anyio.current_time() + self.idle_timeout
-        wait = min(POLL_INTERVAL * 1.5 ** (action.attempt - 2), MAX_POLL_INTERVAL)
+        wait = min(self._poll_interval * 1.5 ** (action.attempt - 2), self._max_poll_interval)
         with anyio.CancelScope(deadline=min(self._poll_deadline, self._deadline)) as scope:
             if action.attempt > 1:
                 await anyio.sleep(wait)

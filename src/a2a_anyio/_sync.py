@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from anyio.from_thread import BlockingPortal
 
-from a2a_anyio._client import A2AClient, EventCallback, MessageInput
+from a2a_anyio._client import CLIENT_TIMEOUT, A2AClient, EventCallback, MessageInput, _Default
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -295,11 +295,14 @@ class SyncA2AClient:
         accepted_output_modes: list[str] | None = None,
         push_config: PushNotificationConfig | None = None,
         on_event: EventCallback | None = None,
+        timeout: float | _Default | None = CLIENT_TIMEOUT,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
-        ``blocking=True`` waits until the task is terminal or interrupted; ``False`` returns as
-        soon as the agent accepted it (then ``wait()``, ``get_task`` or ``subscribe``).
+        ``blocking=True`` waits until the task is terminal or interrupted (a task answered
+        before that is followed up, within ``timeout``: by default the client's, None: no
+        limit); ``False`` returns as soon as the agent accepted it (then ``wait()``,
+        ``get_task`` or ``subscribe``).
         ``on_event`` is called with every event before the result is returned (the message is
         then streamed when the agent can stream). A sync callback runs in a worker thread of
         the portal, one event at a time: it may block and may call this client.
@@ -322,6 +325,7 @@ class SyncA2AClient:
                 accepted_output_modes=accepted_output_modes,
                 push_config=push_config,
                 on_event=off_loop(on_event),
+                timeout=timeout,
             )
         )
 
@@ -468,10 +472,9 @@ class SyncA2AClient:
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
     ) -> Task:
-        """Poll ``get_task`` until the task is terminal or interrupted; return it.
-
-        The interval grows by half each poll from ``poll_interval`` up to ``max_interval``;
-        ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+        """Wait until the task is terminal or interrupted; return it (re-attached to when the
+        agent streams, else polled at intervals growing by half from ``poll_interval`` up to
+        ``max_interval``); ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
 
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.

@@ -23,6 +23,7 @@ import pytest
 
 from tests.interop.conftest import (  # noqa: F401
     compat_server,
+    fasta2a_server,
     slow_server,
     start_server,
     stop_server,

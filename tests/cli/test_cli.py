@@ -142,6 +142,17 @@ def test_message_reply_and_interrupted_task_continued(strict_server: str) -> Non
     assert "ended failed" in failed.err
 
 
+def test_send_follows_a_task_the_agent_answered_with_at_once(fasta2a_server: str) -> None:
+    """fasta2a answers every send with a task just submitted: the CLI waits for its end."""
+    done = task_of(cli("-a", fasta2a_server, "-o", "json", "send", "hello"))
+    assert state(done) == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][0]["parts"][0]["text"] == "echo: hello"
+    started = task_of(cli("-a", fasta2a_server, "-o", "json", "send", "--no-wait", "hello"))
+    assert state(started) == "TASK_STATE_SUBMITTED"
+    slow = cli("-a", fasta2a_server, "--timeout", "1", "send", "slow")
+    assert slow.code != 0 and "deadline" in slow.err
+
+
 def test_no_wait_then_task_get_wait_and_list(strict_server: str) -> None:
     started = task_of(cli("-a", strict_server, "-o", "json", "send", "--no-wait", "stream"))
     assert state(started) in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")

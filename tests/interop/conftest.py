@@ -81,8 +81,9 @@ def slow_server() -> Iterator[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Peers of the interop matrix (tests/interop/matrix.py): the a2a-sdk 0.3.x server in its own
-# virtual environment, the JS SDK server under Node, and our legacy / v0.2 servers.
+# Peers of the interop matrix (tests/interop/matrix.py): the a2a-sdk 0.3.x, fasta2a and
+# python-a2a servers in virtual environments of their own, the JS SDK server under Node, and our
+# legacy / v0.2 servers.
 # --------------------------------------------------------------------------------------------
 
 from . import matrix  # noqa: E402
@@ -133,14 +134,30 @@ def _serve(cmd: list[str], what: str, cwd: Path | None = None) -> Iterator[str]:
         stop_server(proc)
 
 
+def _python_peer(env: matrix.PythonEnv) -> Iterator[str]:
+    try:
+        python = matrix.peer_python(env)
+    except matrix.ProvisionError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield from _serve([str(python), str(env.server), "--port", "0"], f"{env.title} server")
+
+
 @pytest.fixture(scope="session")
 def sdk03_server() -> Iterator[str]:
     """Base URL of an a2a-sdk 0.3.x server (its venv is built on first use, bounded)."""
-    try:
-        python = matrix.sdk03_python()
-    except matrix.ProvisionError as exc:
-        pytest.fail(str(exc), pytrace=False)
-    yield from _serve([str(python), str(matrix.SDK03_SERVER), "--port", "0"], "sdk03 server")
+    yield from _python_peer(matrix.SDK03_ENV)
+
+
+@pytest.fixture(scope="session")
+def fasta2a_server() -> Iterator[str]:
+    """Base URL of a fasta2a server (its venv is built on first use, bounded)."""
+    yield from _python_peer(matrix.FASTA2A_ENV)
+
+
+@pytest.fixture(scope="session")
+def pya2a_server() -> Iterator[str]:
+    """Base URL of a python-a2a server (its venv is built on first use, bounded)."""
+    yield from _python_peer(matrix.PYA2A_ENV)
 
 
 def _js(mode: str) -> Iterator[str]:

@@ -2,10 +2,10 @@
 
 As a module (imported by ``conftest.py`` and ``test_matrix.py``) it defines the peers, what
 each serves, how the peers that live outside the project's environment are provisioned (the
-a2a-sdk 0.3.x virtual environment, the JS SDK's ``node_modules``) and the results file the
-suite writes. As a script (standard library only)::
+virtual environments of the a2a-sdk 0.3.x, fasta2a and python-a2a servers, the JS SDK's
+``node_modules``) and the results file the suite writes. As a script (standard library only)::
 
-    python tests/interop/matrix.py --prepare   # build .venv-interop/sdk03 and js/node_modules
+    python tests/interop/matrix.py --prepare   # build .venv-interop/* and js/node_modules
     python tests/interop/matrix.py --render    # .results.json -> docs/interop.md
 
 Each ``test_matrix.py`` run records the outcome of every cell it ran, per anyio backend, into
@@ -33,14 +33,10 @@ from typing import Any
 
 INTEROP_DIR = Path(__file__).resolve().parent
 REPO_ROOT = INTEROP_DIR.parent.parent
-SDK03_DIR = INTEROP_DIR / "sdk03"
-SDK03_SERVER = SDK03_DIR / "server.py"
-SDK03_REQUIREMENTS = SDK03_DIR / "requirements.txt"
 JS_DIR = INTEROP_DIR / "js"
 JS_SERVER = JS_DIR / "server.mjs"
 LEGACY_SERVERS = INTEROP_DIR / "legacy_servers.py"
-# The a2a-sdk 0.3.x server's own virtual environment (outside the project's, never committed).
-SDK03_VENV = REPO_ROOT / ".venv-interop" / "sdk03"
+# The virtual environments of the Python peers (outside the project's, never committed).
 LOCK_DIR = REPO_ROOT / ".venv-interop"
 RESULTS_PATH = INTEROP_DIR / ".results.json"
 DOC_PATH = REPO_ROOT / "docs" / "interop.md"
@@ -82,6 +78,10 @@ class Peer:
     cookies: dict[str, str] | None = None
     message_replies: bool = True  # dialect L has none: a task carries the reply
     push_config_ids: bool = True  # dialect L has one push config per task and no ids
+    continues_tasks: bool = True  # False: a message to a task starts a new one (same context)
+    artifact_names: bool = True  # False: artifacts come back without their names
+    data_parts: bool = True  # False: a message's data parts do not reach the agent
+    stream_chunks: bool = True  # False: a stream carries whole tasks, no artifact chunks
     provisioned: bool = False  # needs an environment built on first use (slow once)
     note: str = ""
 
@@ -110,6 +110,8 @@ class Cell:
 EVERYTHING = frozenset(OPERATIONS)
 NO_LIST = EVERYTHING - {"list"}
 LEGACY_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe", "push"})
+FASTA2A_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe"})
+PYA2A_OPS = frozenset({"send", "stream", "get", "cancel"})
 
 PEERS: tuple[Peer, ...] = (
     Peer(
@@ -182,6 +184,32 @@ PEERS: tuple[Peer, ...] = (
         push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH},
         provisioned=True,
         note='client told protocol="0.3"',
+    ),
+    Peer(
+        id="fasta2a",
+        title="fasta2a (Python)",
+        version="1.0",
+        fixture="fasta2a_server",
+        protocol="auto",
+        serves={"jsonrpc": FASTA2A_OPS},
+        message_replies=False,
+        continues_tasks=False,
+        provisioned=True,
+        note="answers every send at once: the client follows the task up",
+    ),
+    Peer(
+        id="pya2a",
+        title="python-a2a (Python)",
+        version="L (tasks/send), routed by path",
+        fixture="pya2a_server",
+        protocol="auto",
+        serves={"jsonrpc": PYA2A_OPS},
+        message_replies=False,
+        artifact_names=False,
+        data_parts=False,
+        stream_chunks=False,
+        provisioned=True,
+        note="its card says v0.3 JSON-RPC",
     ),
     Peer(
         id="v02",
@@ -268,35 +296,73 @@ def _run(cmd: list[str], cwd: Path, what: str, timeout: float) -> None:
         raise ProvisionError(f"{what}: `{' '.join(cmd)}` exited {done.returncode}:\n{output}")
 
 
-def _sdk03_stamp() -> str:
-    digest = hashlib.sha256(SDK03_REQUIREMENTS.read_bytes())
+@dataclass(frozen=True)
+class PythonEnv:
+    """A Python peer's own virtual environment: ``tests/interop/<name>/server.py`` run in
+    ``.venv-interop/<name>``, built from the exact pins of ``<name>/requirements.txt``
+    (``no_deps``: the pins are the whole environment, the packages' own requirements are not
+    followed)."""
+
+    name: str
+    title: str
+    no_deps: bool = False
+
+    @property
+    def requirements(self) -> Path:
+        return INTEROP_DIR / self.name / "requirements.txt"
+
+    @property
+    def server(self) -> Path:
+        return INTEROP_DIR / self.name / "server.py"
+
+    @property
+    def venv(self) -> Path:
+        return LOCK_DIR / self.name
+
+    def pinned(self, package: str) -> str | None:
+        """The version ``requirements.txt`` pins ``package`` to."""
+        with contextlib.suppress(OSError):
+            for line in self.requirements.read_text().splitlines():
+                if line.lower().startswith(f"{package.lower()}=="):
+                    return line.split("==", 1)[1].strip()
+        return None
+
+
+SDK03_ENV = PythonEnv("sdk03", "a2a-sdk 0.3.x")
+FASTA2A_ENV = PythonEnv("fasta2a", "fasta2a")
+PYA2A_ENV = PythonEnv("pya2a", "python-a2a", no_deps=True)
+PYTHON_ENVS = (SDK03_ENV, FASTA2A_ENV, PYA2A_ENV)
+
+
+def _stamp(env: PythonEnv) -> str:
+    digest = hashlib.sha256(env.requirements.read_bytes())
     digest.update(sys.version.encode())
+    digest.update(b"no-deps" if env.no_deps else b"deps")
     return digest.hexdigest()
 
 
-def sdk03_python(timeout: float = PROVISION_TIMEOUT) -> Path:
-    """The Python of the a2a-sdk 0.3.x environment, built (bounded) unless already current.
+def peer_python(env: PythonEnv, timeout: float = PROVISION_TIMEOUT) -> Path:
+    """The Python of ``env``, its environment built (bounded) unless already current.
 
-    The environment is ``.venv-interop/sdk03`` at the top of the repository, made from this
-    interpreter (with ``uv venv`` + ``uv pip`` when uv is on hand, else ``venv`` + pip) with the
-    exact pins of ``sdk03/requirements.txt``; a stamp file (hash of the pins + Python version)
-    decides whether an existing one is reused.
+    Made from this interpreter (with ``uv venv`` + ``uv pip`` when uv is on hand, else
+    ``venv`` + pip); a stamp file (hash of the pins + Python version) decides whether an
+    existing one is reused.
     """
-    python = SDK03_VENV / "bin" / "python"
-    stamp_file = SDK03_VENV / ".a2a-anyio-stamp"
-    stamp = _sdk03_stamp()
-    with _locked(LOCK_DIR / "sdk03.lock"):
+    python = env.venv / "bin" / "python"
+    stamp_file = env.venv / ".a2a-anyio-stamp"
+    stamp = _stamp(env)
+    with _locked(LOCK_DIR / f"{env.name}.lock"):
         if python.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
             return python
         deadline = time.monotonic() + timeout
-        shutil.rmtree(SDK03_VENV, ignore_errors=True)
-        what = f"building the a2a-sdk 0.3.x environment in {SDK03_VENV}"
+        shutil.rmtree(env.venv, ignore_errors=True)
+        what = f"building the {env.title} environment in {env.venv}"
         uv = os.environ.get("UV") or shutil.which("uv")
         if uv:  # fast, and needs no ensurepip in the base interpreter
-            create = [uv, "venv", "--quiet", "--python", sys.executable, str(SDK03_VENV)]
+            create = [uv, "venv", "--quiet", "--python", sys.executable, str(env.venv)]
             install = [uv, "pip", "install", "--quiet", "--python", str(python)]
         else:
-            create = [sys.executable, "-m", "venv", str(SDK03_VENV)]
+            create = [sys.executable, "-m", "venv", str(env.venv)]
             install = [
                 str(python),
                 "-m",
@@ -305,9 +371,11 @@ def sdk03_python(timeout: float = PROVISION_TIMEOUT) -> Path:
                 "--quiet",
                 "--disable-pip-version-check",
             ]
+        if env.no_deps:
+            install.append("--no-deps")
         _run(create, REPO_ROOT, what, timeout)
         _run(
-            [*install, "-r", str(SDK03_REQUIREMENTS)],
+            [*install, "-r", str(env.requirements)],
             REPO_ROOT,
             what,
             max(deadline - time.monotonic(), 1.0),
@@ -356,10 +424,15 @@ def peer_versions() -> dict[str, str]:
         from importlib.metadata import version
 
         versions["a2a-sdk (1.x)"] = version("a2a-sdk")
-    with contextlib.suppress(OSError):
-        for line in SDK03_REQUIREMENTS.read_text().splitlines():
-            if line.startswith("a2a-sdk=="):
-                versions["a2a-sdk (0.3.x)"] = line.split("==", 1)[1]
+    pins = {
+        "a2a-sdk (0.3.x)": (SDK03_ENV, "a2a-sdk"),
+        "fasta2a": (FASTA2A_ENV, "fasta2a"),
+        "python-a2a": (PYA2A_ENV, "python-a2a"),
+    }
+    for name, (env, package) in pins.items():
+        pinned = env.pinned(package)
+        if pinned is not None:
+            versions[name] = pinned
     with contextlib.suppress(OSError, ValueError, KeyError):
         lock = json.loads((JS_DIR / "package-lock.json").read_text())
         versions["@a2a-js/sdk"] = lock["packages"]["node_modules/@a2a-js/sdk"]["version"]
@@ -428,10 +501,10 @@ def render(results: Results) -> str:
         "     `tests/interop/test_matrix.py` records; do not edit by hand. -->",
         "",
         "`tests/interop/test_matrix.py` points the same `A2AClient` calls at real A2A servers",
-        "started on 127.0.0.1 (official SDK servers, and small servers of our own for the",
-        "dialects no maintained SDK serves), one binding at a time",
-        "(`A2AClient(url, bindings=(binding,))`), on both anyio backends (asyncio and trio).",
-        "The client is never told the version except in the rows marked so.",
+        "started on 127.0.0.1 (official SDK servers, servers built with libraries nobody here",
+        "wrote, and small servers of our own for the dialects no maintained SDK serves), one",
+        "binding at a time (`A2AClient(url, bindings=(binding,))`), on both anyio backends",
+        "(asyncio and trio). The client is never told the version except in the rows marked so.",
         "",
         f"{PASS} passes on asyncio and trio · {FAIL} fails (see below) · {NOT_SERVED} not served by"
         f" that peer · {NOT_RUN} not run yet",
@@ -473,8 +546,9 @@ def render(results: Results) -> str:
     lines += [
         "",
         "What each operation does: **send** a task with a data part (echo + data artifacts), a",
-        "message answered by a Message (dialect L: by a task), input-required then a follow-up",
-        "on the same task, a failing task; **stream** three artifact chunks folded into one;",
+        "message answered by a Message (dialect L, fasta2a, python-a2a: by a task, the reply its",
+        "status message), input-required then a follow-up on the same task, a failing task;",
+        "**stream** three artifact chunks folded into one (python-a2a: whole tasks);",
         "**get** a task and a missing one (TaskNotFound); **list** the tasks of a context;",
         "**cancel** a working task; **subscribe** to a working task and see it canceled;",
         "**push config** create/get (and list/delete where served); **extended card** with its",
@@ -484,9 +558,25 @@ def render(results: Results) -> str:
         "config list/delete are not in dialect L; the 0.3.x SDK's HTTP+JSON adapter serves push",
         "config create/get only, the 1.x SDK's v0.3 HTTP+JSON routes have no delete.",
         "",
-        "Peers: `sdk_server.py` (a2a-sdk 1.x), `sdk03/server.py` (a2a-sdk 0.3.x, own venv),",
-        "`js/server.mjs` (@a2a-js/sdk under Node) and `legacy_servers.py` (ours), all in",
-        "`tests/interop/`.",
+        "fasta2a serves JSON-RPC only (its card: one v1.0 interface). It answers every send at",
+        "once with the task it submitted, blocking or not: the client follows the task up (it",
+        "re-attaches, as fasta2a streams). A message always starts a new task, in the message's",
+        "context (the follow-up to input-required is one). It answers push configs with -32003",
+        "and listing tasks with -32004; it has no extended card.",
+        "",
+        "python-a2a's card says v0.3 JSON-RPC at its URL, where its server takes no JSON-RPC:",
+        "it routes `tasks/send`, `tasks/get`, `tasks/cancel` and `tasks/sendSubscribe` by path",
+        "(`/a2a/tasks/...`), and the client speaks that. Its stream is two whole tasks (the one",
+        "received and the finished one), no chunks; it answers at once, with a task, never a",
+        "message; artifacts lose their names and a message's data parts do not reach the agent",
+        "(it keeps one content per message). Not served there, and the client says so:",
+        "re-attaching (its `tasks/resubscribe` reports a running task as completed half a second",
+        "later), push configs, listing tasks, an extended card, `call()`.",
+        "",
+        "Peers: `sdk_server.py` (a2a-sdk 1.x), `sdk03/server.py` (a2a-sdk 0.3.x),",
+        "`fasta2a/server.py` (fasta2a) and `pya2a/server.py` (python-a2a), each Python peer in",
+        "a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under Node)",
+        "and `legacy_servers.py` (ours), all in `tests/interop/`.",
     ]
     if failures:
         lines += ["", "## Failures", "", "| Cell | Backend | Error |", "| --- | --- | --- |"]
@@ -502,7 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--render", action="store_true", help="write docs/interop.md")
     parser.add_argument(
-        "--prepare", action="store_true", help="build the sdk03 venv and the JS node_modules"
+        "--prepare", action="store_true", help="build the Python peers' venvs and the JS modules"
     )
     parser.add_argument("--results", type=Path, default=RESULTS_PATH)
     parser.add_argument("--output", type=Path, default=DOC_PATH)
@@ -510,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.render or args.prepare):
         parser.error("say --prepare and/or --render")
     if args.prepare:
-        print(f"a2a-sdk 0.3.x environment: {sdk03_python()}")
+        for env in PYTHON_ENVS:
+            print(f"{env.title} environment: {peer_python(env)}")
         print(f"JS SDK: {js_modules() / 'node_modules'}")
     if args.render:
         if not args.results.exists():

@@ -841,3 +841,80 @@ def test_polling_stops_at_the_first_final_answer() -> None:
     assert follower.task.status.state is TaskState.INPUT_REQUIRED
     assert delivered[-1] is not follower.task  # the reducer holds its own copy
     assert short_kinds(delivered) == ["Task", "Status", "Task"]
+
+
+# -- following a task up from an answer, with no stream of its own ------------------------------
+
+
+def test_follow_re_attaches_at_once_and_polls_when_refused() -> None:
+    f = StreamFollower(ends_v1)
+    first = f.follow(task("working"))
+    assert (first.kind, first.attempt, first.error) == (ActionKind.RESUBSCRIBE, 0, None)
+    assert f.task_id == "t-1"
+    poll = f.reattach_failed(refusal())
+    assert (poll.kind, poll.attempt) == (ActionKind.POLL, 1)
+    assert f.polled(task("working")).kind is ActionKind.POLL
+    assert f.polled(task("completed", "done")).kind is ActionKind.DELIVER_LAST
+    assert f.task is not None and f.task.status.state is TaskState.COMPLETED
+
+
+def test_follow_a_task_after_re_attaching_to_it() -> None:
+    f = StreamFollower(ends_v1)
+    f.follow(task("submitted"))
+    f.reattached()
+    assert f.event(task("working")).kind is ActionKind.DROP  # the snapshot that opens it
+    assert f.event(chunk("x")).kind is ActionKind.DELIVER
+    assert f.event(status("completed")).kind is ActionKind.DELIVER_LAST
+    assert f.task is not None and f.task.artifacts[0].text == "x"
+
+
+def test_follow_without_re_attach_polls_after_a_wait() -> None:
+    f = StreamFollower(ends_v1, resume=False)
+    poll = f.follow(task("working"))
+    assert (poll.kind, poll.attempt) == (ActionKind.POLL, 2)  # the answer was the first look
+
+
+def test_a_follow_up_fails_with_the_error_that_stopped_it() -> None:
+    f = StreamFollower(ends_v1, resume=False)
+    f.follow(task("working"))
+    gone = TaskNotFoundError("t-1")
+    failed = f.poll_failed(gone)
+    assert failed.kind is ActionKind.FAIL and failed.error is gone
+    refused = StreamFollower(ends_v1, poll=False)
+    refused.follow(task("working"))
+    no = refusal()
+    assert refused.reattach_failed(no).error is no
+    stuck = StreamFollower(ends_v1, resume=False, poll=False)
+    assert stuck.follow(task("working")).kind is ActionKind.FAIL
+    bounded = StreamFollower(ends_v1, resume=False, max_polls=2)
+    bounded.follow(task("working"))
+    last = bounded.polled(task("working"))
+    assert last.kind is ActionKind.FAIL and "still working after 2 polls" in str(last.error)
+
+
+def test_follow_is_for_a_task_not_final_and_a_follower_not_started() -> None:
+    with pytest.raises(ValueError, match="nothing to follow"):
+        StreamFollower(ends_v1).follow(task("completed"))
+    f = StreamFollower(ends_v1)
+    f.event(task("working"))
+    with pytest.raises(RuntimeError):
+        f.follow(task("working"))
+
+
+def test_a_silent_follow_up_looks_again_without_spending_attempts() -> None:
+    f = StreamFollower(ends_v1, resume_attempts=1)
+    f.follow(task("working"))
+    for _ in range(3):
+        f.reattached()
+        assert f.event(task("working")).kind is ActionKind.DROP
+        idle = A2ATimeoutError("quiet", timeout="stream-idle")
+        again = f.read_failed(idle)
+        assert (again.kind, again.error) == (ActionKind.RESUBSCRIBE, None)
+    assert f.resumes == 0
+    f.reattached()
+    assert f.event(task("completed")).kind is ActionKind.DELIVER_LAST
+    # a stream of the caller's own ends at its idle limit, as before
+    own = StreamFollower(ends_v1)
+    own.event(task("working"))
+    quiet = A2ATimeoutError("quiet", timeout="stream-idle")
+    assert own.read_failed(quiet).kind is ActionKind.FAIL

@@ -687,6 +687,35 @@ def test_end_of_stream_per_dialect(binding: str, version: str, payload: Any, end
     assert events.ends(events.decode(json.dumps(payload))) is ends
 
 
+# Streams of whole tasks, no kind and no final flag: (version, the task as the stream carries
+# it). The snapshot that opens a stream may be the state a continued task had before.
+SNAPSHOTS = [
+    ("0.3", {"id": "t-1", "contextId": "c-1"}),
+    ("legacy", {"id": "t-1", "sessionId": "c-1"}),
+]
+
+
+@pytest.mark.parametrize(("version", "task"), SNAPSHOTS)
+def test_a_stream_of_whole_tasks_ends_on_the_first_final_state(
+    version: str, task: dict[str, Any]
+) -> None:
+    def snapshot(state: str, **more: Any) -> str:
+        value = {**task, "status": {"state": state}, **more}
+        return json.dumps({"jsonrpc": "2.0", "id": req.request_id, "result": value})
+
+    codec, req = _events("jsonrpc", version)
+    events = codec.event_decoder(req)
+    assert not events.ends(events.decode(snapshot("input-required")))  # opens: may be stale
+    assert not events.ends(events.decode(snapshot("working")))
+    done = events.decode(snapshot("input-required", artifacts=[{"parts": [{"text": "x"}]}]))
+    assert isinstance(done, Task)
+    assert events.ends(done)
+    assert done.artifacts[0].text == "x"  # a whole task, not a status update
+    # a terminal state ends the stream even where it opens it
+    fresh = codec.event_decoder(req)
+    assert fresh.ends(fresh.decode(snapshot("completed")))
+
+
 # -- recorded frames ------------------------------------------------------------------------
 
 # frames directory -> (binding, version, interface URL path on the recording server)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.jsonrpc_codec import (
     LegacyJsonRpcCodec,
+    PythonA2ACodec,
     V02JsonRpcCodec,
     V03JsonRpcCodec,
     V1JsonRpcCodec,
@@ -80,6 +81,7 @@ CODECS: dict[tuple[str, str], type[WireCodec]] = {
     ("jsonrpc", "0.3"): V03JsonRpcCodec,
     ("jsonrpc", "0.2"): V02JsonRpcCodec,
     ("jsonrpc", "legacy"): LegacyJsonRpcCodec,
+    ("jsonrpc", "python-a2a"): PythonA2ACodec,  # tasks/send routed by path, not by method
     ("rest", "1.0"): V1RestCodec,
     ("rest", "0.3"): V03RestCodec,
     ("rest", "0.2"): V03RestCodec,  # the 0.2.6 spec documents the v0.3 REST layout

@@ -57,12 +57,21 @@ def error_response(req_id: Any, code: int, message: str, data: Any = None) -> di
     return {"jsonrpc": "2.0", "id": req_id, "error": error}
 
 
+def is_rpc_code(code: Any) -> bool:
+    """True for an integer in the codes JSON-RPC reserves (A2A's errors among them)."""
+    return isinstance(code, int) and not isinstance(code, bool) and -32799 <= code <= -32000
+
+
 def is_envelope(value: Any) -> bool:
-    """True when ``value`` looks like a JSON-RPC response object."""
-    return (
-        isinstance(value, dict)
-        and "id" in value
-        and ("result" in value or "error" in value or value.get("jsonrpc") == "2.0")
+    """True when ``value`` looks like a JSON-RPC response object: one with an ``id``, or an
+    error without one (some servers leave the id out of their errors)."""
+    if not isinstance(value, dict):
+        return False
+    if "id" in value:
+        return "result" in value or "error" in value or value.get("jsonrpc") == "2.0"
+    error = value.get("error")
+    return isinstance(error, dict) and (
+        value.get("jsonrpc") == "2.0" or is_rpc_code(error.get("code"))
     )
 
 
@@ -143,12 +152,28 @@ def decode_http(
     if is_envelope(value):
         return unwrap(value, expected_id, version=version, task_id=task_id, context=where)
     if not 200 <= status < 300:
-        raise A2AHTTPError(
-            status, _preview(content), retry_after=parse_retry_after(retry_after), **where
-        )
+        wait = parse_retry_after(retry_after)
+        speaks = foreign_wire(value)
+        raise A2AHTTPError(status, _preview(content), retry_after=wait, speaks=speaks, **where)
     if not parsed:
         raise not_json(content, where)
     raise A2AProtocolError("response is not a JSON-RPC response object", **where)
+
+
+def foreign_wire(value: Any) -> str | None:
+    """The wire an error answer that is no JSON-RPC response shows the server speaks, when it
+    tells: python-a2a's server answers a JSON-RPC request at a URL that takes none (its card
+    names one) with a message whose parts carry ``type``, the error in a data part."""
+    if not isinstance(value, dict) or value.keys() != {"role", "parts"}:
+        return None
+    parts = value["parts"]
+    if (
+        isinstance(parts, list)
+        and parts
+        and all(isinstance(p, dict) and "type" in p for p in parts)
+    ):
+        return "python-a2a"
+    return None
 
 
 _DECODER = json.JSONDecoder()
@@ -166,17 +191,23 @@ def loads(content: bytes) -> Any:
     return _DECODER.decode(text)
 
 
+#: What may come before an event's JSON: whitespace, and the record separator (U+001E) that
+#: JSON text sequences (RFC 7464) put first and some servers send in their SSE data.
+_EVENT_LEAD = " \t\r\n\x1e"
+
+
 def loads_event(data: str, context: ErrorContext | None = None) -> Any:
     """One SSE event's JSON, or A2AProtocolError saying ``context`` (``raw_decode`` without
-    ``json.loads``' per-call checks: this runs for every event)."""
+    ``json.loads``' per-call checks: this runs for every event). Leading whitespace and
+    record separators are skipped."""
     try:
         value, end = _DECODER.raw_decode(data)
         if end == len(data) or data[end:].isspace():
             return value
         raise ValueError("extra data after the JSON value")
     except (ValueError, RecursionError) as exc:
-        try:  # leading whitespace, which raw_decode does not skip
-            return json.loads(data)
+        try:  # a leading record separator or whitespace, which raw_decode does not skip
+            return json.loads(data.lstrip(_EVENT_LEAD))
         except (ValueError, RecursionError):
             raise A2AProtocolError(
                 f"stream event is not JSON: {data[:120]!r}", **(context or {})

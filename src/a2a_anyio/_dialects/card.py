@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
@@ -94,10 +95,10 @@ def _interfaces(card: JSONDict) -> list[AgentInterface]:
     if not url:
         return []
     version = _version(card.get("protocolVersion"))
-    if version is None:
-        # No version: the legacy tasks/send dialect, or an early v0.2 card (a2a-protocol §7.3).
-        legacy = "authentication" in card and "securitySchemes" not in card
-        version = "legacy" if legacy else "0.2"
+    if _is_python_a2a(card):
+        version = "python-a2a"  # whatever version it claims: its server routes by path
+    elif version is None:
+        version = versionless(card)[0]
     preferred = v.text(card, "preferredTransport") or "JSONRPC"
     out = [AgentInterface(url, _BINDINGS.get(preferred.upper(), preferred), version)]
     for item in v.items(card, "additionalInterfaces"):
@@ -110,6 +111,43 @@ def _interfaces(card: JSONDict) -> list[AgentInterface]:
         if iface not in out:
             out.append(iface)
     return out
+
+
+# Members a card gained in v0.2 (a2a-protocol §2.2): one of them rules the tasks/send dialect out.
+_SINCE_V02 = (
+    "preferredTransport",
+    "additionalInterfaces",
+    "securitySchemes",
+    "security",
+    "supportsAuthenticatedExtendedCard",
+    "iconUrl",
+    "signatures",
+)
+
+
+def versionless(card: JSONDict, card_url: str | None = None) -> tuple[str, str]:
+    """The dialects a card that states no version may speak: the likeliest, then the other
+    guess as a last resort (a2a-protocol §7.3). A member v0.2 added (``preferredTransport``,
+    ``securitySchemes``...) says v0.2, whatever else the card holds; else an ``authentication``
+    object or modes that are no media types say the tasks/send dialect; else a card fetched as
+    ``agent-card.json`` (v0.3's name for it, given as the client's URL) says v0.3; else v0.2."""
+    caps = card.get("capabilities")
+    if any(k in card for k in _SINCE_V02) or (isinstance(caps, dict) and "extensions" in caps):
+        return ("0.2", "legacy")
+    modes = card.get("defaultInputModes")
+    old_modes = isinstance(modes, list) and any(isinstance(m, str) and "/" not in m for m in modes)
+    if isinstance(card.get("authentication"), dict) or old_modes:
+        return ("legacy", "0.2")
+    if card_url is not None and urlsplit(card_url).path.endswith("/agent-card.json"):
+        return ("0.3", "legacy")
+    return ("0.2", "legacy")
+
+
+def _is_python_a2a(card: JSONDict) -> bool:
+    """python-a2a's ``A2AServer`` writes ``google_a2a_compatible`` into every card's
+    capabilities (true or false); no other implementation has the name."""
+    caps = card.get("capabilities")
+    return isinstance(caps, dict) and "google_a2a_compatible" in caps
 
 
 def _capabilities(card: JSONDict) -> AgentCapabilities:
@@ -202,7 +240,7 @@ def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
 
 # What this client speaks, per binding, in the order "auto" prefers the versions.
 SUPPORTED = {
-    "JSONRPC": ("1.0", "0.3", "0.2", "legacy"),
+    "JSONRPC": ("1.0", "0.3", "0.2", "legacy", "python-a2a"),
     "HTTP+JSON": ("1.0", "0.3", "0.2"),
 }
 _BINDING_NAMES = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "http+json": "HTTP+JSON"}
@@ -210,24 +248,33 @@ PROTOCOLS = ("auto", "1.0", "0.3", "0.2", "legacy")
 
 
 def candidates(
-    card: AgentCard, protocol: str = "auto", bindings: tuple[str, ...] = ("jsonrpc", "rest")
+    card: AgentCard,
+    protocol: str = "auto",
+    bindings: tuple[str, ...] = ("jsonrpc", "rest"),
+    card_url: str | None = None,
 ) -> list[AgentInterface]:
     """The interfaces this client can use, best first: by the caller's binding preference,
-    then in the card's order. A card that states no version at all (legacy or early v0.2,
-    told apart only by a guess) also gets the other guess as a last resort."""
+    then in the card's order. A card that states no version at all speaks what ``versionless``
+    reads from it (and from ``card_url``, where it was fetched); when that is only a guess, the
+    other guess comes last, as a last resort."""
     wanted = _family(protocol)
+    raw = card.raw
+    guesses: tuple[str, ...] = ()
+    if "supportedInterfaces" not in raw and _version(raw.get("protocolVersion")) is None:
+        guesses = () if _is_python_a2a(raw) else versionless(raw, card_url)
     out: list[AgentInterface] = []
     for name in bindings:
         binding = _BINDING_NAMES.get(name.lower())
         if binding is None:
             raise ValueError(f"bindings are 'jsonrpc' and 'rest', not {name!r}")
         for iface in card.interfaces:
+            if guesses:
+                iface = AgentInterface(iface.url, iface.binding, guesses[0], iface.tenant)
             version = _family_of(iface.protocol_version)
             if iface.binding == binding and version in wanted and version in SUPPORTED[binding]:
                 out.append(iface)
-    if "supportedInterfaces" not in card.raw and "protocolVersion" not in card.raw:
+    for other in guesses[1:]:
         for iface in list(out):
-            other = {"0.2": "legacy", "legacy": "0.2"}.get(iface.protocol_version or "")
             if other in wanted and other in SUPPORTED[iface.binding]:
                 out.append(AgentInterface(iface.url, iface.binding, other, iface.tenant))
     if not out:
@@ -251,7 +298,9 @@ def _family(protocol: str) -> tuple[str, ...]:
         return ("1.0",)
     if protocol == "0.3":
         return ("0.3", "0.2")
-    if protocol in ("0.2", "legacy"):
+    if protocol == "legacy":
+        return ("legacy", "python-a2a")  # python-a2a speaks tasks/send too
+    if protocol == "0.2":
         return (protocol,)
     raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
 
@@ -261,7 +310,7 @@ def _family_of(version: str | None) -> str | None:
         return "0.3"  # an interface without a version: the SDKs assume 0.3
     if version.startswith("1."):
         return "1.0"
-    return version if version in ("0.3", "0.2", "legacy") else None
+    return version if version in ("0.3", "0.2", "legacy", "python-a2a") else None
 
 
 def describe_security(card: AgentCard) -> list[str]:

@@ -92,6 +92,10 @@ class StreamFollower:
     make no sense in the current phase (an event while polling, anything once finished) raise
     ``RuntimeError``.
 
+    ``follow(task)`` starts it without a stream, from a task an answer left unfinished (a
+    blocking send answered at once, ``wait``): the task is re-attached to, or polled, until
+    it is final, as after a cut; its errors are then those of the re-attach or the polls.
+
     A stream cut before its final event (a broken connection, or a body that ends while the
     task still works) is re-attached, at most ``resume_attempts`` times over the stream's life;
     the Task snapshot that opens a re-attached stream is folded without being delivered, and
@@ -114,6 +118,7 @@ class StreamFollower:
         "_cause",
         "_events",
         "_final_seen",
+        "_following",
         "_keep",
         "_kept_bytes",
         "_max_bytes",
@@ -168,6 +173,7 @@ class StreamFollower:
         self._polls = 0
         self._cause: A2AClientError | None = None  # the cut being repaired
         self._final_seen = False
+        self._following = False  # started by follow(): no stream of the caller's own
 
     # -- what the shell reads -----------------------------------------------------------------
 
@@ -209,6 +215,30 @@ class StreamFollower:
 
     # -- what happened on the wire ------------------------------------------------------------
 
+    def follow(self, task: Task) -> Action:
+        """Start from ``task``, not final yet, with no stream: RESUBSCRIBE (attempt 0: at
+        once) when re-attaching is allowed, else POLL (the answer that gave ``task`` counts as
+        the first look: the first poll waits); FAIL when neither is."""
+        if self._phase is not _Phase.STREAMING or self._reducer.task is not None:
+            raise self._misuse("follow")
+        if task.status.state.is_final:
+            raise ValueError(f"task {task.id} is {task.status.state.value}: nothing to follow")
+        self._reducer.apply(task)
+        self._following = True
+        if self._resume:
+            self._phase = _Phase.RESUBSCRIBING
+            return Action(ActionKind.RESUBSCRIBE)
+        if self._poll:
+            self._phase = _Phase.POLLING
+            self._polls = 1
+            return self._next_poll()
+        self._phase = _Phase.DONE
+        error = A2AConnectionError(
+            f"task {task.id} is {task.status.state.value} and there is no way to follow it up",
+            **self.context,
+        )
+        return Action(ActionKind.FAIL, error=error)
+
     def event(self, event: StreamEvent, size: int = 0) -> Action:
         """An event read off the stream, ``size`` bytes as received: DELIVER, DELIVER_LAST or
         DROP; FAIL when the task grows past ``max_bytes``."""
@@ -241,12 +271,21 @@ class StreamFollower:
 
     def read_failed(self, error: A2AClientError) -> Action:
         """Reading the stream raised ``error``: RESUBSCRIBE after a cut, POLL when a
-        re-attached stream refuses, else FAIL with ``error``."""
+        re-attached stream refuses, else FAIL with ``error``. Following a task up, a silent
+        stream (the idle limit) is re-attached to at once: a look at the task, not a repair
+        (no attempt is spent), as a poll would be."""
         phase = self._phase
         if phase not in (_Phase.STREAMING, _Phase.REPLAYING):
             raise self._misuse("read_failed")
         if phase is _Phase.REPLAYING and isinstance(error, (A2ARPCError, A2AHTTPError)):
             return self._poll_or_fail(error)  # re-attached, then refused inside the stream
+        if (
+            self._following
+            and isinstance(error, A2ATimeoutError)
+            and error.timeout == "stream-idle"
+        ):
+            self._phase = _Phase.RESUBSCRIBING
+            return Action(ActionKind.RESUBSCRIBE)
         if _is_cut(error) and self._can_resume():
             return self._resubscribe(error)
         return self._fail(error)
@@ -262,8 +301,7 @@ class StreamFollower:
         if self._phase is not _Phase.RESUBSCRIBING:
             raise self._misuse("reattach_failed")
         if _is_cut(error):
-            assert self._cause is not None
-            return self._resubscribe(self._cause)
+            return self._resubscribe(self._cause or error)
         return self._poll_or_fail(error)
 
     def polled(self, task: Task) -> Action:
@@ -277,10 +315,12 @@ class StreamFollower:
         return self._next_poll()
 
     def poll_failed(self, error: A2AClientError) -> Action:
-        """A poll raised ``error``: FAIL with the cut, saying why."""
+        """A poll raised ``error``: FAIL with the cut, saying why (a follow-up: with
+        ``error``)."""
         if self._phase is not _Phase.POLLING:
             raise self._misuse("poll_failed")
-        assert self._cause is not None
+        if self._cause is None:
+            return self._fail(error)
         return self._fail(self._cause, _unrecovered(error.message))
 
     # -- inside -------------------------------------------------------------------------------
@@ -342,17 +382,20 @@ class StreamFollower:
 
     def _poll_or_fail(self, refusal: A2AClientError) -> Action:
         """The agent refused to re-attach: ask it for the task instead, if allowed."""
-        assert self._cause is not None
         if not self._poll:
+            if self._cause is None:
+                return self._fail(refusal)
             return self._fail(self._cause, _unrecovered(refusal.message))
         self._phase = _Phase.POLLING
         return self._next_poll()
 
     def _next_poll(self) -> Action:
         if self._max_polls is not None and self._polls >= self._max_polls:
-            assert self._cause is not None and self._reducer.task is not None
-            state = self._reducer.task.status.state.value
-            why = f"it was still {state} after {self._polls} polls"
+            assert self._reducer.task is not None
+            task = self._reducer.task
+            why = f"it was still {task.status.state.value} after {self._polls} polls"
+            if self._cause is None:
+                return self._fail(A2AConnectionError(f"task {task.id}: {why}", **self.context))
             return self._fail(self._cause, _unrecovered(why))
         self._polls += 1
         return Action(ActionKind.POLL, self._polls)

@@ -4,6 +4,7 @@ chosen by the client, ``sessionId`` for the context, artifact chunking inside th
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
@@ -24,6 +25,7 @@ from a2a_anyio._model import (
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
+    TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
@@ -124,9 +126,12 @@ def encode_task(task: Task) -> JSONDict:
 
 
 def decode_event(value: Any) -> StreamEvent:
-    """Events are told apart by shape: ``status`` or ``artifact``."""
+    """Events are told apart by shape: a whole task (some servers stream nothing else),
+    ``artifact`` or ``status``."""
     d = v.obj(value, "event")
     task_id = v.required_id(d, "id", None, "event")
+    if "sessionId" in d or "artifacts" in d or "history" in d:
+        return decode_task(d)  # a status event carries none of these
     if "artifact" in d:
         art = v.obj(d["artifact"], "artifact")
         return TaskArtifactUpdateEvent(
@@ -148,8 +153,6 @@ def decode_event(value: Any) -> StreamEvent:
             metadata=v.optional_dict(d, "metadata"),
             raw=d,
         )
-    if "sessionId" in d or "artifacts" in d:  # a whole task, as some servers send first
-        return decode_task(d)
     v.bad("legacy event has neither status nor artifact")
 
 
@@ -281,3 +284,33 @@ class LegacyDialect(Dialect):
 
     def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
         return [decode_push_config(value)]
+
+
+def _working(task: Task) -> Task:
+    """``waiting``, python-a2a's word for a task at work, read as working."""
+    if task.status.wire_state != "waiting":
+        return task
+    return replace(task, status=replace(task.status, state=TaskState.WORKING))
+
+
+class PythonA2ADialect(LegacyDialect):
+    """The ``tasks/send`` dialect as python-a2a's server speaks it (``python-a2a`` on PyPI):
+    send, stream, get and cancel only; ``waiting`` for working; -32000 for an unknown task."""
+
+    version = "python-a2a"
+    methods = {  # noqa: RUF012
+        "send": "tasks/send",
+        "stream": "tasks/sendSubscribe",
+        "get": "tasks/get",
+        "cancel": "tasks/cancel",
+    }
+
+    def decode_send_result(self, value: Any) -> Task | Message:
+        return self.decode_task(value)
+
+    def decode_task(self, value: Any) -> Task:
+        return _working(decode_task(value))
+
+    def decode_event(self, value: Any) -> StreamEvent:
+        event = decode_event(value)
+        return _working(event) if isinstance(event, Task) else event

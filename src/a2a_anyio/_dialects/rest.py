@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from a2a_anyio._dialects import _values as v
-from a2a_anyio._dialects._jsonrpc import not_json
+from a2a_anyio._dialects._jsonrpc import is_envelope, is_rpc_code, not_json
 from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.ops import Send, SendConfig
 from a2a_anyio._dialects.v03 import V03Dialect, encode_push_config
@@ -98,9 +98,15 @@ _LIST_QUERY = (
 )
 
 
+def version_base(version: str) -> str:
+    """The segment every path of ``version``'s layout starts with ("/v1" before v1.0)."""
+    return "" if version == "1.0" else "/v1"
+
+
 def _routes(version: str) -> dict[str, Route]:
     v1 = version == "1.0"
-    base, task, config = ("", "taskId", "id") if v1 else ("/v1", "id", "pushNotificationConfigId")
+    base = version_base(version)
+    task, config = ("taskId", "id") if v1 else ("id", "pushNotificationConfigId")
     configs = f"{base}/tasks/{{{task}}}/pushNotificationConfigs"
     routes = [
         Route("send", "POST", base + "/message:send", body="params"),
@@ -248,7 +254,7 @@ def rest_error(
     if cls is not None:
         return _typed(cls, message or text or reason or "error", task_id, details, reason, where)
     code = body.get("code")
-    if isinstance(code, int) and not isinstance(code, bool) and -32799 <= code <= -32000:
+    if is_rpc_code(code):
         # A JSON-RPC error object: its code read as the dialect's version reads it.
         data = body.get("data")
         return rpc_error(code, message, data, version=version, task_id=task_id, context=where)
@@ -336,9 +342,18 @@ def decode_rest_http(
     if not content.strip():
         return None
     try:
-        return json.loads(content)
+        value = json.loads(content)
     except (ValueError, RecursionError) as exc:
         raise not_json(content, context) from exc
+    if (
+        isinstance(value, dict)
+        and isinstance(err := value.get("error"), dict)
+        and is_envelope(value)
+    ):
+        # A JSON-RPC error sent with a success status: the error it is, not a bad result.
+        code, message, data = err.get("code"), err.get("message"), err.get("data")
+        raise rpc_error(code, message, data, version=version, task_id=task_id, context=context)
+    return value
 
 
 def unwrap_rest_event(

@@ -19,6 +19,7 @@ from a2a_anyio._dialects.rest import (
     decode_rest_http,
     rest_error_body,
     unwrap_rest_event,
+    version_base,
 )
 from a2a_anyio._dialects.v1 import V1Dialect
 from a2a_anyio._dialects.wire import (
@@ -73,6 +74,17 @@ class RestCodec(WireCodec):
         super().__init__(url, tenant=tenant, extensions=extensions)
         self._mapping = RestMapping(self.paths, tenant)
         self._base = urlsplit(url)
+
+    def variants(self) -> list[WireCodec]:
+        """This wire at the interface URL without the version segment it ends in, when the
+        paths add that segment again (a card naming ``.../v1`` for v0.3: some servers mean
+        ``.../v1/v1/message:send``, most ``.../v1/message:send``)."""
+        base = version_base(self.paths)
+        path = self._base.path.rstrip("/")
+        if not base or not path.endswith(base):
+            return []
+        url = urlunsplit(self._base._replace(path=path.removesuffix(base)))
+        return [type(self)(url, tenant=self.tenant, extensions=self.extensions)]
 
     def _url(self, path: str, query: Mapping[str, str]) -> str:
         """``path`` (already percent-encoded) below the interface URL, with ``query`` added

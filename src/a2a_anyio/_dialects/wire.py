@@ -155,17 +155,20 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     return value
 
 
-def ends_stream(event: StreamEvent, version: str) -> bool:
-    """True when ``event`` is the last of its stream in A2A ``version``."""
+def ends_stream(event: StreamEvent, *, opening: bool = False) -> bool:
+    """True when ``event`` is the last of its stream; ``opening``: it is the stream's first
+    event, and a snapshot in an interrupted state there may be the one the task had before
+    the stream's message (a continued task) rather than where the task is now."""
     if isinstance(event, TaskArtifactUpdateEvent):  # the most frequent, tested first
         return False
     if isinstance(event, TaskStatusUpdateEvent):
         return event.final  # the v1.0 decoders set it for terminal and interrupted states
     if isinstance(event, Message):
         return True
+    # A task snapshot says where the task is: a stream of whole tasks (no status events, no
+    # final flag) ends on the first terminal or interrupted one.
     state = event.status.state
-    # v1.0 closes after a terminal or interrupted state; older dialects send final: true.
-    return state.is_terminal or (version == "1.0" and state.is_interrupted)
+    return state.is_terminal or (state.is_interrupted and not opening)
 
 
 Coder = Callable[[Dialect, Any], Any]
@@ -201,6 +204,7 @@ class EventDecoder(ABC):
         #: What the errors of this stream's events say about where they happened.
         self.context = request.context
         self._version = dialect.version
+        self._opened = False  # an event was judged already
 
     @abstractmethod
     def decode(self, data: str) -> StreamEvent:
@@ -208,8 +212,11 @@ class EventDecoder(ABC):
         data that is not JSON or not an event)."""
 
     def ends(self, event: StreamEvent) -> bool:
-        """True when ``event`` ends the stream (terminal state, ``final``, or a Message)."""
-        return ends_stream(event, self._version)
+        """True when ``event`` ends the stream: a Message, ``final``, a task snapshot in a
+        terminal state, or in an interrupted one unless it opens the stream (v1.0 closes a
+        stream on every interrupted state, even there)."""
+        opening, self._opened = not self._opened, True
+        return ends_stream(event, opening=opening and self._version != "1.0")
 
 
 class WireCodec(ABC):
@@ -274,6 +281,15 @@ class WireCodec(ABC):
         """True when this binding and dialect have ``op``."""
         return op.value in self.dialect.methods
 
+    def variants(self) -> list[WireCodec]:
+        """The same wire at the other URLs this codec's may stand for, to try after it when
+        it is answered as if the paths did not exist (none by default)."""
+        return []
+
+    def unsupported(self, op: Op) -> str:
+        """Why this codec cannot encode ``op`` (the message of its UnsupportedOperationError)."""
+        return f"{op.value} is not part of A2A v{self.version} over {self.binding_name}"
+
     def next_id(self) -> int:
         """A new JSON-RPC request id."""
         return next(self._ids)
@@ -322,9 +338,7 @@ class WireCodec(ABC):
             raise ValueError(f"{op.value} takes {expected.__name__}, not {type(args).__name__}")
         if not self.supports(op):
             raise UnsupportedOperationError(
-                f"{op.value} is not part of A2A v{self.version} over {self.binding_name}",
-                agent=self.url,
-                operation=op.value,
+                self.unsupported(op), agent=self.url, operation=op.value
             )
         try:
             return self._encode(op, args)

@@ -157,9 +157,11 @@ async def send(ctx: Context) -> int:
         else nullcontext()
     )
     with spinner:
-        result = await client.send_message(message, blocking=waiting, **options)
-        if waiting and isinstance(result, Task) and not result.state.is_final:
-            result = await client.wait(result.id, timeout=a.timeout or None)
+        # A task the agent answers with before it is done is followed up: --timeout bounds it
+        # all (default: no limit; each request within the client's timeout).
+        result = await client.send_message(
+            message, blocking=waiting, timeout=a.timeout or None, **options
+        )
     if ctx.p.json_mode:
         (ctx.p.jsonl if a.stream else ctx.p.json)(r.send_response(result))
     else:

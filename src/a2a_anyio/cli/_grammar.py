@@ -365,14 +365,15 @@ def build_parser() -> Parser:
     tsub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
     g = _add(
         tsub, "get", cmd.task_get, "show a task: state, artifacts, history",
-        "Show a task: its state, status message and artifacts. --wait polls until the task "
-        "completes, fails or waits for input.",
+        "Show a task: its state, status message and artifacts. --wait follows the task until "
+        "it completes, fails or waits for input.",
     )  # fmt: skip
     g.add_argument("task_id", metavar="TASK_ID", help="the task's id")
     g.add_argument("--history", type=int, metavar="N", help="include the last N messages")
     g.add_argument(
         "--wait", "--watch", action="store_true",
-        help="poll until the task is terminal or interrupted (--timeout bounds it)",
+        help="follow the task until it is terminal or interrupted: re-attached when the agent "
+        "streams, else polled (--timeout bounds it)",
     )  # fmt: skip
     g.add_argument(
         "--poll-interval", type=_seconds, default=1.0, metavar="SECONDS",

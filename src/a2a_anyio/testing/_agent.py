@@ -131,7 +131,9 @@ class FakeAgent:
     one; None: no extended card); ``card`` (fields that override the generated card);
     ``auth`` (an ``Authorization`` value every call but the card must carry, else 401);
     ``delay`` / ``event_delay`` (seconds before each answer / each streamed event);
-    ``cancelable`` (False: cancel answers TaskNotCancelable); ``strict`` (refuse another
+    ``cancelable`` (False: cancel answers TaskNotCancelable); ``answers_at_once`` (every
+    send is answered with its task as soon as it exists, blocking or not, as some servers
+    do); ``strict`` (refuse another
     dialect's spellings, messages without ``messageId`` and, in v1.0, requests without
     ``A2A-Version: 1.x``); ``rpc_path`` / ``rest_path`` (where the bindings live);
     ``base_url`` (its URL when not served); ``push_client`` (the httpx client that posts
@@ -156,6 +158,7 @@ class FakeAgent:
         delay: float = 0.0,
         event_delay: float = 0.0,
         cancelable: bool = True,
+        answers_at_once: bool = False,
         strict: bool = True,
         rpc_path: str = "/a2a",
         rest_path: str = "/rest",
@@ -182,6 +185,7 @@ class FakeAgent:
         self.delay = delay
         self.event_delay = event_delay
         self.cancelable = cancelable
+        self.answers_at_once = answers_at_once
         self.strict = strict
         self.rpc_path = "/" + rpc_path.strip("/")
         self.rest_path = ("/" + rest_path.strip("/")).rstrip("/")

@@ -392,7 +392,7 @@ class AgentApp:
                         break
                     if isinstance(event, Task):
                         task_id = event.id
-                        if not args.config.blocking:
+                        if not args.config.blocking or a.answers_at_once:
                             result = event
                             break
                     elif _is_final(event):
