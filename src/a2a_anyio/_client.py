@@ -150,6 +150,11 @@ class A2AClient:
     of the latest events a stream keeps in ``stream.events`` (None: all).
     ``max_response_bytes`` bounds a response and a stream's folded task and kept events;
     ``max_event_bytes`` one event. Both count decoded bytes.
+
+    Every operation raises an ``A2AClientError`` when it fails: ``A2AConnectionError`` (the
+    connection), ``A2ATimeoutError`` (a time limit), ``A2AHTTPError`` and ``A2AAuthError`` (an
+    HTTP status), ``A2AProtocolError`` (a bad answer), ``A2ADiscoveryError`` (the card) or an
+    ``A2ARPCError`` subclass (the agent's own error); each method names the ones it adds.
     """
 
     def __init__(
@@ -426,10 +431,7 @@ class A2AClient:
             ExtendedCardNotConfiguredError: the agent has no extended card (``UnsupportedOperationError`` from agents that do
                 not know the operation).
             A2AAuthError: the agent refused the credentials.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         card: AgentCard = await self._op(Op.EXTENDED_CARD, None)
@@ -514,10 +516,7 @@ class A2AClient:
             A2ARPCError: the method's JSON-RPC error, as its subclass (``MethodNotFoundError``,
                 ``InvalidParamsError``, ...).
             UnsupportedOperationError: the agent offers no JSON-RPC interface.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         self._check_open()
@@ -587,12 +586,8 @@ class A2AClient:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
                 ``TaskNotCancelableError`` (continuing a task that is gone or done),
                 ``InvalidParamsError``, ``ContentTypeNotSupportedError``...
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
-            ValueError: a message that cannot be made into a ``Message``, or ``blocking=False`` to a
-                ``tasks/send`` agent (that dialect has no non-blocking send).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
+            ValueError: a message that cannot be made into a ``Message``.
             RuntimeError: the client is closed.
         """
         msg, config = self._prepare(
@@ -641,10 +636,7 @@ class A2AClient:
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.
             TaskNotFoundError: the agent has no such task.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         agent = self.url or self.endpoint
@@ -834,10 +826,7 @@ class A2AClient:
 
         Raises:
             TaskNotFoundError: the agent has no such task.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         task: Task = await self._op(Op.GET, TaskRef(task_id, history_length))
@@ -857,10 +846,7 @@ class A2AClient:
 
         Raises:
             UnsupportedOperationError: the agent does not list tasks (no A2A version before 1.0 does).
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         args = ListTasks(context_id, limit, cursor, status, history_length, include_artifacts)
@@ -873,10 +859,7 @@ class A2AClient:
         Raises:
             TaskNotFoundError: the agent has no such task.
             TaskNotCancelableError: the task is final, or the agent will not cancel it.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         meta = dict(metadata) if metadata else None
@@ -899,10 +882,7 @@ class A2AClient:
             PushNotificationNotSupportedError: the agent does not push notifications.
             TaskNotFoundError: the agent has no such task.
             ValueError: ``url`` is not an http(s) URL.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         config = PushNotificationConfig(
@@ -924,10 +904,7 @@ class A2AClient:
         Raises:
             PushNotificationNotSupportedError: the agent does not push notifications.
             TaskNotFoundError: no such task, or no such config.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         config: PushNotificationConfig = await self._op(Op.PUSH_GET, PushRef(task_id, config_id))
@@ -939,10 +916,7 @@ class A2AClient:
         Raises:
             PushNotificationNotSupportedError: the agent does not push notifications.
             UnsupportedOperationError: the dialect cannot list configs (``tasks/send``).
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         configs: list[PushNotificationConfig] = await self._op(Op.PUSH_LIST, PushRef(task_id))
@@ -954,10 +928,7 @@ class A2AClient:
         Raises:
             PushNotificationNotSupportedError: the agent does not push notifications.
             UnsupportedOperationError: the dialect cannot delete configs (``tasks/send``).
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         await self._op(Op.PUSH_DELETE, PushRef(task_id, config_id))

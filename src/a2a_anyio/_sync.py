@@ -273,10 +273,7 @@ class SyncA2AClient:
 
         Raises:
             ExtendedCardNotConfiguredError: the agent has no extended card.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(self._client.get_extended_card)
@@ -406,10 +403,7 @@ class SyncA2AClient:
 
         Raises:
             TaskNotFoundError: the agent has no such task.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(
@@ -430,10 +424,7 @@ class SyncA2AClient:
 
         Raises:
             UnsupportedOperationError: the agent does not list tasks (no A2A version before 1.0 does).
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(
@@ -454,10 +445,7 @@ class SyncA2AClient:
         Raises:
             TaskNotFoundError: the agent has no such task.
             TaskNotCancelableError: the task is final, or the agent will not cancel it.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(
@@ -478,10 +466,7 @@ class SyncA2AClient:
 
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(
@@ -508,10 +493,7 @@ class SyncA2AClient:
 
         Raises:
             PushNotificationNotSupportedError: the agent does not push notifications.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(
@@ -531,10 +513,7 @@ class SyncA2AClient:
 
         Raises:
             PushNotificationNotSupportedError: the agent does not push notifications.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(functools.partial(self._client.get_push_config, task_id, config_id))
@@ -544,10 +523,7 @@ class SyncA2AClient:
 
         Raises:
             UnsupportedOperationError: the dialect cannot list configs (``tasks/send``).
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(functools.partial(self._client.list_push_configs, task_id))
@@ -557,10 +533,7 @@ class SyncA2AClient:
 
         Raises:
             UnsupportedOperationError: the dialect cannot delete configs (``tasks/send``).
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         self._calls.run(functools.partial(self._client.delete_push_config, task_id, config_id))
@@ -573,10 +546,7 @@ class SyncA2AClient:
 
         Raises:
             A2ARPCError: the method's JSON-RPC error, as its subclass.
-            A2AClientError: any other failure: the connection (``A2AConnectionError``), the deadline
-                (``A2ATimeoutError``), an HTTP status (``A2AHTTPError``, ``A2AAuthError``), a bad
-                answer (``A2AProtocolError``), the card (``A2ADiscoveryError``) or another error of
-                the agent (``A2ARPCError``).
+            A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(

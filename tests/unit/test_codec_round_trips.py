@@ -4,7 +4,6 @@ a client decodes, for every operation of every codec (the testing kit serves wit
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -99,13 +98,6 @@ ARGS: dict[Op, OpArgs] = {
 }
 
 
-def _args(version: str, op: Op) -> OpArgs:
-    """``ARGS[op]``; a blocking send for the tasks/send dialect, which has no other kind."""
-    if version == "legacy" and op is Op.SEND:
-        return Send(MSG, replace(CONFIG, blocking=True))
-    return ARGS[op]
-
-
 REPLY = Message(Role.AGENT, [TextPart("pong")], message_id="m-2", context_id="c-1")
 WORKING = TaskStatus(TaskState.WORKING, REPLY, "2026-01-01T00:00:00.000Z")
 ARTIFACT = Artifact("a-1", PARTS, name="report", description="all of it")
@@ -171,7 +163,7 @@ def _sent(req: WireRequest[Any]) -> tuple[str, str, Any]:
 @pytest.mark.parametrize(("binding", "version", "op"), _cases(ARGS))
 def test_the_server_reads_what_the_client_wrote(binding: str, version: str, op: Op) -> None:
     codec = _codec(binding, version)
-    args = _args(version, op)
+    args = ARGS[op]
     req = codec.encode(op, args)
     if req.request_id is None and isinstance(codec, V02JsonRpcCodec):
         assert req.url.endswith(codec.card_path)  # a plain GET: no params to read
@@ -189,7 +181,7 @@ def test_the_server_reads_what_the_client_wrote(binding: str, version: str, op: 
 
 
 def _decoded(codec: WireCodec, op: Op, value: Any) -> Any:
-    req = codec.encode(op, _args(codec.version, op))
+    req = codec.encode(op, ARGS[op])
     body = json.dumps(codec.encode_result(op, value, req.request_id)).encode()
     return codec.decode(req, 200, {"content-type": codec.content_type}, body)
 

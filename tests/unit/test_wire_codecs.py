@@ -92,7 +92,7 @@ ARGS: dict[Op, OpArgs] = {
     Op.EXTENDED_CARD: None,
     Op.CALL: Call("ext/do", {"x": 1}),
 }
-# The tasks/send dialect has no non-blocking send (blocking=False is refused, see below).
+# The tasks/send dialect carries no blocking flag (see below).
 LEGACY_SEND: OpArgs = Send(MSG, SendConfig(history_length=3))
 
 V1_MSG = {
@@ -535,11 +535,17 @@ def test_legacy_results() -> None:
     assert config == HOOK
 
 
-def test_legacy_refuses_a_non_blocking_send() -> None:
-    """tasks/send has no blocking flag: the codec says so rather than ignore the option."""
+def test_a_legacy_send_carries_no_blocking_flag() -> None:
+    """tasks/send has no blocking flag: a non-blocking send is the same request (the client
+    alone decides whether to follow an unfinished task up)."""
     codec = codec_for("jsonrpc", "legacy", RPC)
-    with pytest.raises(ValueError, match=r"blocking=False is not part of the tasks/send dialect"):
-        codec.encode(Op.SEND, ARGS[Op.SEND])
+    blocking = json.loads(codec.encode(Op.SEND, LEGACY_SEND).body or b"")
+    free = json.loads(codec.encode(Op.SEND, ARGS[Op.SEND]).body or b"")
+    for params in (blocking["params"], free["params"]):
+        params.pop("id"), params.pop("sessionId")  # new task and session ids each time
+        params["message"].pop("messageId", None)
+    assert blocking["params"] == free["params"]
+    assert "blocking" not in json.dumps(free["params"])
 
 
 # -- decode: errors -------------------------------------------------------------------------

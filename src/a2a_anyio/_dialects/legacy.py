@@ -179,12 +179,6 @@ def decode_push_config(value: Any) -> PushNotificationConfig:
     return config
 
 
-NON_BLOCKING = (
-    "blocking=False is not part of the tasks/send dialect: its agents answer tasks/send when "
-    "they choose (most once the task ends); follow a long task with stream_message() instead"
-)
-
-
 class LegacyDialect(Dialect):
     """The ``tasks/send`` JSON-RPC dialect of the first A2A agents."""
 
@@ -220,8 +214,8 @@ class LegacyDialect(Dialect):
         return Send(message, SendConfig(True, v.integer(d, "historyLength"), None, push, metadata))
 
     def send_params(self, message: Message, config: SendConfig) -> JSONDict:
-        if not config.blocking:
-            raise ValueError(NON_BLOCKING)
+        # No blocking flag on this wire: the agent answers when it chooses, and whether the
+        # client follows an unfinished task up (``blocking``) is the client's affair.
         # The client names the task: a new one for a new task, the same to continue one.
         params: JSONDict = {
             "id": message.task_id or str(uuid.uuid4()),
