@@ -307,7 +307,7 @@ class SyncA2AClient:
         Raises:
             A2AClientError: as ``A2AClient.send_message``: the agent's error as its ``A2ARPCError`` subclass, or
                 a failure of the connection, deadline, HTTP status or answer.
-            ValueError: as ``A2AClient.send_message`` (``blocking=False`` to a ``tasks/send`` agent).
+            ValueError: as ``A2AClient.send_message`` (a message that cannot be made one).
             RuntimeError: the client is closed, or closed while the call ran.
         """
         return self._calls.run(

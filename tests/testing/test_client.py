@@ -196,12 +196,14 @@ async def test_auth_required_by_agent(dialect: str, mode: str) -> None:
     assert all(r.headers.get("authorization") == "Bearer s3cret" for r in agent.requests)
 
 
-async def test_a_non_blocking_send_to_a_tasks_send_agent_is_refused(mode: str) -> None:
-    """The legacy dialect has no ``blocking`` flag: the call says so and sends nothing."""
-    agent = FakeAgent(dialect="legacy")
+async def test_a_non_blocking_send_to_a_tasks_send_agent_is_not_followed_up(mode: str) -> None:
+    """The legacy dialect has no ``blocking`` flag: ``blocking=False`` sends the same request
+    and returns the agent's answer as it is, with no follow-up request."""
+    agent = FakeAgent(dialect="legacy", answers_at_once=True)
     async with client_for(agent, mode) as client:
-        with pytest.raises(ValueError, match="blocking=False is not part of the tasks/send"):
-            await client.send_message("hello", blocking=False)
-        assert agent.requests_for("send") == []
-        done = await client.send_message("hello")  # the blocking send works
+        answered = await client.send_message("hello", blocking=False)
+        assert isinstance(answered, Task) and not answered.state.is_final
+        sent = [r.op for r in agent.requests if r.op not in (None, "card")]  # discovery aside
+        assert sent == ["send"]  # no follow-up request
+        done = await client.send_message("hello")  # a blocking send follows the task up
         assert isinstance(done, Task) and done.state is TaskState.COMPLETED
