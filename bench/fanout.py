@@ -16,38 +16,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from _serve import served
+
 HERE = Path(__file__).resolve().parent
 
 
 @contextmanager
 def server(events: int, interval: float, lifetime: float = 600.0) -> Iterator[str]:
     """The URL of a running bench SSE server; it is stopped on exit."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "sse_server.py"),
-            f"--events={events}",
-            f"--interval={interval}",
-            f"--lifetime={lifetime}",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        port = proc.stdout.readline().strip()
-        if not port.isdigit():
-            raise RuntimeError(f"the bench server did not start: {port!r}")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    args = (f"--events={events}", f"--interval={interval}", f"--lifetime={lifetime}")
+    with served("sse_server.py", *args) as url:
+        yield url
 
 
 def stats(url: str) -> dict[str, int]:

@@ -38,6 +38,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from _serve import served
+
 HERE = Path(__file__).resolve().parent
 CONTENDERS = ("floor", "a2a-anyio", "a2a-sdk", "fasta2a")
 ASYNCIO_ONLY = frozenset({"a2a-sdk", "fasta2a"})
@@ -122,33 +124,8 @@ def fasta2a_python() -> tuple[Path | None, str]:
 @contextmanager
 def server(events: int, lifetime: float) -> Iterator[str]:
     """The base URL of a running ``loopback_server.py``; it is stopped and reaped on exit."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "loopback_server.py"),
-            f"--events={events}",
-            f"--lifetime={lifetime:.0f}",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        port = proc.stdout.readline().strip()
-        if not port.isdigit():
-            raise RuntimeError(f"the loopback server did not start: {port!r}")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+    with served("loopback_server.py", f"--events={events}", f"--lifetime={lifetime:.0f}") as url:
+        yield url
 
 
 # -- the children ---------------------------------------------------------------------------

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ._pty import run_in_pty
 from .conftest import clean_env, cli
-from .test_live import run_in_pty
 
 
 def test_demo_plain_output_and_exit_code() -> None:

@@ -22,8 +22,8 @@ import pytest
 from a2a_anyio.testing import FakeAgent, SkillContext, artifact, status
 from a2a_anyio.testing._skills import Emit
 
+from ._pty import run_in_pty
 from .conftest import RAW_NAME, RAW_TEXT, Run, clean_env, cli
-from .test_live import run_in_pty
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,6 @@ import contextlib
 import io
 import os
 import re
-import select
 import selectors
 import shlex
 import subprocess
@@ -40,6 +39,7 @@ from pathlib import Path
 from anyio.from_thread import start_blocking_portal
 
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
+from tests.cli._pty import run_in_pty
 
 from .blocks import ROOT, Block
 
@@ -360,7 +360,9 @@ class Session:
         """Run a command in a pseudo-terminal: the last frame of its live view, then the screen
         once it exited (colours and cursor moves applied, not shown)."""
         argv = self._expand(self.to_run(line)[len("a2a-anyio ") :])
-        self.code, raw = _run_in_pty(argv, self.env, self.workdir)
+        self.code, raw = run_in_pty(
+            *argv, env=self.env, timeout=60, columns=int(COLUMNS), cwd=self.workdir
+        )
         return screens(raw)
 
     def finish(self, job: _Background) -> str:
@@ -376,49 +378,6 @@ class Session:
             killer.cancel()
             job.proc.stdout.close()
         return "".join(job.lines) + rest
-
-
-def _run_in_pty(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    """Run the command line in a pseudo-terminal of 40 x 100; its status and what it wrote."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, int(COLUMNS), 0, 0))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "a2a_anyio.cli", *argv],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env={**env, "TERM": "xterm-256color", "LINES": "40"},
-        cwd=cwd,
-        close_fds=True,
-    )
-    os.close(slave)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    data = os.read(master, 65536)
-                except OSError:  # EIO: the child closed the terminal
-                    break
-                if not data:
-                    break
-                chunks.append(data)
-            elif proc.poll() is not None:
-                break
-        code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    return code, b"".join(chunks).decode("utf-8", "replace")
 
 
 _TERMINAL = re.compile(

@@ -1,0 +1,39 @@
+"""Starting a bench server in a process of its own (standard library only)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+@contextmanager
+def served(script: str, *args: str) -> Iterator[str]:
+    """The base URL of ``script`` (a server of this folder that prints its port and stops
+    when its stdin closes), run with ``args``; stopped and reaped on exit."""
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = proc.stdout.readline().strip()
+        if not port.isdigit():
+            raise RuntimeError(f"{script} did not start: {port!r}")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
