@@ -16,8 +16,6 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
 
-import anyio
-
 from a2a_anyio._auth import AuthInput, MutualTLS, credentials
 from a2a_anyio._card import AgentCardFetcher, card_urls
 from a2a_anyio._deadline import Call as CallInProgress
@@ -25,7 +23,6 @@ from a2a_anyio._deadline import deadline
 from a2a_anyio._dialects import (
     Call,
     Cancel,
-    Fallback,
     ListTasks,
     Op,
     OpArgs,
@@ -38,21 +35,14 @@ from a2a_anyio._dialects import (
     V1Dialect,
     WireCodec,
     WireRequest,
-    codec_for,
 )
-from a2a_anyio._dialects.card import PROTOCOLS, candidates, describe_security, parse_card
+from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
 from a2a_anyio._dialects.follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._errors import (
-    A2AAuthError,
     A2AClientError,
-    A2ADiscoveryError,
-    A2AHTTPError,
-    MethodNotFoundError,
     UnsupportedOperationError,
-    VersionNotSupportedError,
-    located,
-    shown,
 )
+from a2a_anyio._exchange import Exchange
 from a2a_anyio._http import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_EVENT_BYTES,
@@ -62,9 +52,7 @@ from a2a_anyio._http import (
     HttpTransport,
     VerifyTypes,
     check_url,
-    resolve,
 )
-from a2a_anyio._http_sse import open_sse
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -78,6 +66,7 @@ from a2a_anyio._model import (
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._signing import CardVerifier
 from a2a_anyio._stream import MessageStream, Opener, StreamWire
+from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]
@@ -91,22 +80,6 @@ class _Default(enum.Enum):
 
 
 CLIENT_TIMEOUT = _Default.CLIENT
-
-
-class LearnedWires:
-    """What worked for each URL after a fallback, as (binding, version, interface URL): owned
-    by a client, or shared by the clients of one pool."""
-
-    def __init__(self) -> None:
-        self._by_key: dict[str, tuple[str, str, str]] = {}
-
-    def get(self, key: str) -> tuple[str, str, str] | None:
-        """What worked for ``key``, if anything was learned."""
-        return self._by_key.get(key)
-
-    def learn(self, key: str, codec: WireCodec) -> None:
-        """Remember that ``codec``'s binding and version at its URL worked for ``key``."""
-        self._by_key[key] = (codec.binding, codec.version, codec.url)
 
 
 async def _notify(callback: EventCallback, event: StreamEvent) -> None:
@@ -228,6 +201,7 @@ class A2AClient:
                 UserWarning,
                 stacklevel=2,
             )
+        self._exchange = Exchange(self._http, self._credentials, self._card_schemes)
         self._fetcher = AgentCardFetcher(
             self._http,
             self.url or self.endpoint or "",
@@ -241,10 +215,8 @@ class A2AClient:
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
         )
         self._extended_card: AgentCard | None = None
-        self._codec: WireCodec | None = None
-        self._candidates: list[WireCodec] = []
-        self._resolve_lock = anyio.Lock()
-        self._learned = LearnedWires()
+        key = f"{self.url or self.endpoint}|{protocol}|{','.join(self.bindings)}"
+        self._wires = Wires(key, tenant=tenant, extensions=self.extensions)
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -322,107 +294,26 @@ class A2AClient:
         return caps()
 
     async def _resolve(self) -> WireCodec:
-        """The codec of the interface in use: the first candidate, or what was learned."""
-        if self._codec is not None:
-            return self._codec
-        async with self._resolve_lock:
-            if self._codec is None:
-                self._candidates = await self._find_candidates()
-                self._codec = self._learned_codec() or self._candidates[0]
-            return self._codec
-
-    def _learned_codec(self) -> WireCodec | None:
-        """The candidate that worked before (for this client or another of its pool); a wire
-        an answer named is made again, it is no candidate of the card."""
-        learned = self._learned.get(self._key)
-        if learned is None:
-            return None
-        for codec in self._candidates:
-            if (codec.binding, codec.version, codec.url) == learned:
-                return codec
-        binding, version, url = learned
-        if not any(c.url == url for c in self._candidates):
-            return None  # the card moved on
-        codec = codec_for(binding, version, url, tenant=self.tenant, extensions=self.extensions)
-        self._candidates.append(codec)
-        return codec
+        """The codec of the interface in use."""
+        return self._wires.codec or await self._wires.resolve(self._find_candidates)
 
     async def _find_candidates(self) -> list[WireCodec]:
         tenant, extensions = self.tenant, self.extensions
         if self.endpoint is not None:
-            # A bare JSON-RPC endpoint states no version: try them in order.
-            # (0.2 speaks the methods of 0.3, so it is no separate guess.)
-            versions = [v for v in ("1.0", "0.3", "legacy") if self.protocol in ("auto", v)]
-            if self.protocol == "0.2":
-                versions = ["0.2"]
-            return [
-                codec_for("jsonrpc", v, self.endpoint, tenant=tenant, extensions=extensions)
-                for v in versions
-            ]
-        card = self._card if self._card is not None else await self.get_card()
-        base = self._fetcher.card_url or self.url or ""
-        try:
-            usable = candidates(card, self.protocol, self.bindings, self._fetcher.card_url)
-        except A2AClientError as exc:  # the card's reader knows no agent
-            error = located(exc, {"agent": self.url, "operation": "card"})
-            if error is exc:
-                raise
-            raise error from exc
-        out, unusable = [], []
-        for iface in usable:
-            url, problem = resolve(base, iface.url)  # relative URLs are the card's own
-            if problem is not None:
-                unusable.append(f"{shown(iface.url, 200)} {problem}")
-                continue
-            version = iface.protocol_version or "0.3"
-            tenant = self.tenant or iface.tenant
-            codec = codec_for(iface.binding, version, url, tenant=tenant, extensions=extensions)
-            out += [codec, *codec.variants()]  # a variant: tried once when this one is 404
-        if not out:
-            raise A2ADiscoveryError(
-                f"agent {card.name!r} offers no interface URL this client can call: "
-                + "; ".join(unusable),
-                agent=self.url,
-                operation="card",
+            return endpoint_candidates(
+                self.endpoint, self.protocol, tenant=tenant, extensions=extensions
             )
-        return out
-
-    @property
-    def _key(self) -> str:
-        return f"{self.url or self.endpoint}|{self.protocol}|{','.join(self.bindings)}"
-
-    def _fall_back(self, codec: WireCodec, exc: A2AClientError) -> bool:
-        """After an answer that says "wrong dialect", move to the next candidate (once each);
-        after one that names the wire spoken there (``A2AHTTPError.speaks``), to that wire."""
-        if codec not in self._candidates:
-            return False
-        if isinstance(exc, A2AHTTPError) and exc.speaks not in (None, codec.version):
-            assert exc.speaks is not None
-            return self._move_to(codec.binding, exc.speaks, codec.url)
-        wrong = isinstance(exc, (MethodNotFoundError, VersionNotSupportedError)) or (
-            codec.binding == "rest"
-            and isinstance(exc, A2AHTTPError)
-            and exc.status_code in (404, 405)
+        card = self._card if self._card is not None else await self.get_card()
+        return card_candidates(
+            card,
+            self._fetcher.card_url,
+            self._fetcher.card_url or self.url or "",
+            protocol=self.protocol,
+            bindings=self.bindings,
+            tenant=tenant,
+            extensions=extensions,
+            agent=self.url,
         )
-        index = self._candidates.index(codec) + 1
-        if not wrong or index >= len(self._candidates):
-            return False
-        self._codec = next_codec = self._candidates[index]
-        self._learned.learn(self._key, next_codec)
-        return True
-
-    def _move_to(self, binding: str, version: str, url: str) -> bool:
-        """Use ``binding`` in ``version`` at ``url`` from now on (False: in use already)."""
-        wire = (binding, version, url)
-        codec = next((c for c in self._candidates if (c.binding, c.version, c.url) == wire), None)
-        if codec is None:
-            codec = codec_for(binding, version, url, tenant=self.tenant, extensions=self.extensions)
-            self._candidates.append(codec)
-        elif codec is self._codec:
-            return False
-        self._codec = codec
-        self._learned.learn(self._key, codec)
-        return True
 
     async def get_extended_card(self) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent).
@@ -448,63 +339,18 @@ class A2AClient:
         agent = self.url or self.endpoint
         with deadline(self.timeout, agent=agent, operation=op.value, parent=within) as call:
             while True:
-                codec = self._codec or await self._resolve()
+                codec = await self._resolve()
                 try:
-                    return await self._exchange(codec, codec.encode(op, args), call)
+                    return await self._exchange.unary(
+                        codec, codec.encode(op, args), call, self.retry
+                    )
                 except A2AClientError as exc:
-                    if not self._fall_back(codec, exc):
+                    if not self._wires.fall_back(codec, exc):
                         raise
 
-    async def _exchange(
-        self, codec: WireCodec, request: WireRequest[Any], call: CallInProgress
-    ) -> Any:
-        """Send ``request`` under the retry policy and decode its answer; its alternative
-        form once, when the codec says the first was rejected for its form.
-
-        Errors are built where they happen with the request's context; a 401/403 is raised
-        again as a new error that also says what the card asks for.
-        """
-        call.goes_to(request.context)
-
-        async def attempt() -> Any:
-            resp = await self._http.request(
-                request.method,
-                request.url,
-                content=request.body,
-                headers=request.headers,
-                credentials=self._credentials,
-                context=call.context,
-            )
-            return codec.decode(request, resp.status, resp.headers, resp.content)
-
-        retry = self.retry
-        try:
-            try:
-                return await retry.run(
-                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
-                )
-            except A2AClientError as exc:
-                alternative = request.alternative_for(exc)
-                if alternative is None:
-                    raise
-                request = alternative
-                call.goes_to(request.context)
-                return await retry.run(
-                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
-                )
-        except A2AAuthError as exc:
-            schemes = self._card_schemes(exc)
-            if not schemes:
-                raise
-            asks = f"{exc.message} (the agent asks for: {'; or '.join(schemes)})"
-            raise exc.with_context(message=asks, schemes=schemes) from exc
-
-    def _card_schemes(self, exc: A2AAuthError) -> list[str]:
-        """What the card asks for, for an auth error that does not say it yet."""
-        card = self._card
-        if card is None or exc.schemes:
-            return []
-        return describe_security(card)
+    def _card_schemes(self) -> list[str]:
+        """What the card asks for (for an auth error that does not say it)."""
+        return describe_security(self._card) if self._card is not None else []
 
     async def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its raw result.
@@ -522,18 +368,16 @@ class A2AClient:
         self._check_open()
         agent = self.url or self.endpoint
         with deadline(self.timeout, agent=agent, operation=Op.CALL.value, method=method) as call:
-            codec = await self._resolve()
-            if codec.binding != "jsonrpc":  # any JSON-RPC interface the agent has will do
-                jsonrpc = next((c for c in self._candidates if c.binding == "jsonrpc"), None)
-                if jsonrpc is None:
-                    raise UnsupportedOperationError(
-                        f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
-                        f" to this client (bindings={list(self.bindings)})",
-                        **call.context,
-                    )
-                codec = jsonrpc
+            await self._resolve()
+            codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
+            if codec is None:
+                raise UnsupportedOperationError(
+                    f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
+                    f" to this client (bindings={list(self.bindings)})",
+                    **call.context,
+                )
             request = codec.encode(Op.CALL, Call(method, params, idempotent))
-            return await self._exchange(codec, request, call)
+            return await self._exchange.unary(codec, request, call, self.retry)
 
     async def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts).
@@ -777,21 +621,9 @@ class A2AClient:
             if encoded is None or encoded[0] is not codec:
                 # Encoded once: a retry sends the same request (message id, JSON-RPC id).
                 encoded = codec, codec.encode(op, args)
-            request = encoded[1]
-            alternative = request.alternative
-            if request.when is not Fallback.METHOD_NOT_ALLOWED:
-                alternative = None
-            conn = open_sse(
-                self._http,
-                request.method,
-                request.url,
-                content=request.body,
-                headers=request.headers,
-                credentials=self._credentials,
-                on_405=None if alternative is None else alternative.resend,
-                context=request.context,
+            return self._exchange.stream(
+                codec, encoded[1], functools.partial(self._wires.fall_back, codec)
             )
-            return StreamWire(conn, codec, request, functools.partial(self._fall_back, codec))
 
         return opener
 

@@ -7,12 +7,13 @@ from types import TracebackType
 from typing import Any
 
 from a2a_anyio._auth import check_options
-from a2a_anyio._client import A2AClient, LearnedWires, MessageInput
+from a2a_anyio._client import A2AClient, MessageInput
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
 from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, VerifyTypes
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
+from a2a_anyio._wires import LearnedWires
 
 
 class AgentPool:
@@ -97,7 +98,7 @@ class AgentPool:
 
     def _make(self, url: str) -> A2AClient:
         client = self._new_client(url)
-        client._learned = self._learned  # what one client learns of a URL, all of them know
+        client._wires.learned = self._learned  # what one client learns of a URL, all of them know
         return client
 
     def _new_client(self, url: str) -> A2AClient:

@@ -71,8 +71,8 @@ async def test_card(target: Target) -> None:
         assert card is await client.agent_card  # cached
         assert (await client.capabilities).streaming
         await client.send_message("hi")
-        assert client._codec is not None
-        assert client._codec.version == expected
+        assert client._wires.codec is not None
+        assert client._wires.codec.version == expected
 
 
 async def test_send_message_task_with_artifacts(target: Target) -> None:
