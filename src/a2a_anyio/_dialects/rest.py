@@ -403,7 +403,7 @@ def _encode_v03_rest_part(part: Part) -> JSONDict:
     return out
 
 
-_V03_REST = Shapes(
+V03_REST = Shapes(
     _decode_v03_rest_part,
     _encode_v03_rest_part,
     {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED: "ROLE_USER"},
@@ -423,10 +423,10 @@ class V03RestDialect(V03Dialect):
     push_in_send = "pushNotification"
 
     def encode_message(self, message: Message) -> JSONDict:
-        return _V03_REST.encode_message(message)
+        return V03_REST.encode_message(message)
 
     def decode_message(self, value: Any) -> Message:
-        return _V03_REST.decode_message(value)
+        return V03_REST.decode_message(value)
 
     def send_params(self, message: Message, config: SendConfig) -> JSONDict:
         conf: JSONDict = {"blocking": config.blocking}
@@ -454,20 +454,20 @@ class V03RestDialect(V03Dialect):
         v.bad("send result has neither task nor message")
 
     def encode_send_result(self, result: Task | Message) -> JSONDict:
-        return _V03_REST.encode_stream_response(result)
+        return V03_REST.encode_stream_response(result)
 
     def decode_task(self, value: Any) -> Task:
-        return _V03_REST.decode_task(value)
+        return V03_REST.decode_task(value)
 
     def encode_task(self, task: Task) -> JSONDict:
-        return _V03_REST.encode_task(task)
+        return V03_REST.encode_task(task)
 
     def decode_event(self, value: Any) -> StreamEvent:
         d = v.obj(value, "stream event")
         if (x := d.get("statusUpdate")) is not None:
-            return _V03_REST.decode_status_update(v.obj(x, "statusUpdate"))
+            return V03_REST.decode_status_update(v.obj(x, "statusUpdate"))
         if (x := d.get("artifactUpdate")) is not None:
-            return _V03_REST.decode_artifact_update(v.obj(x, "artifactUpdate"))
+            return V03_REST.decode_artifact_update(v.obj(x, "artifactUpdate"))
         if (x := d.get("task")) is not None:
             return self.decode_task(x)
         if (x := d.get("message", d.get("msg"))) is not None:
@@ -475,7 +475,7 @@ class V03RestDialect(V03Dialect):
         v.bad("stream event has none of task, message, statusUpdate, artifactUpdate")
 
     def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
-        return _V03_REST.encode_stream_response(event)
+        return V03_REST.encode_stream_response(event)
 
     def encode_notification(self, event: StreamEvent, task: Task) -> JSONDict:
         return V03Dialect().encode_task(task)  # the JSON-RPC shape, as the a2a-sdk posts it

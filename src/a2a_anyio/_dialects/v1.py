@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
-from a2a_anyio._dialects._shapes import Shapes
+from a2a_anyio._dialects._shapes import Shapes, decode_page, encode_page
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.ops import ListTasks, PushRef, Send, SendConfig
 from a2a_anyio._errors import error_details
@@ -73,10 +73,15 @@ _SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, v.proto_state)
 decode_message = _SHAPES.decode_message
 encode_message = _SHAPES.encode_message
 decode_status = _SHAPES.decode_status
+encode_status = _SHAPES.encode_status
 decode_artifact = _SHAPES.decode_artifact
+encode_artifact = _SHAPES.encode_artifact
 decode_task = _SHAPES.decode_task
+encode_task = _SHAPES.encode_task
 decode_status_update = _SHAPES.decode_status_update
+encode_status_update = _SHAPES.encode_status_update
 decode_artifact_update = _SHAPES.decode_artifact_update
+encode_artifact_update = _SHAPES.encode_artifact_update
 
 
 def decode_stream_response(value: Any) -> StreamEvent:
@@ -220,7 +225,7 @@ class V1Dialect(Dialect):
         return decode_task(value)
 
     def encode_task(self, task: Task) -> JSONDict:
-        return _SHAPES.encode_task(task)
+        return encode_task(task)
 
     def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
         return self._with_tenant(super().task_params(task_id, history_length))
@@ -270,25 +275,10 @@ class V1Dialect(Dialect):
         )
 
     def decode_task_page(self, value: Any) -> TaskPage:
-        d = v.obj(value, "ListTasks result")
-        size = d.get("pageSize", d.get("page_size"))
-        total = d.get("totalSize", d.get("total_size"))
-        return TaskPage(
-            tasks=[decode_task(t) for t in v.items(d, "tasks")],
-            next_cursor=v.text(d, "nextPageToken", "next_page_token") or None,
-            total_size=total if isinstance(total, int) else None,
-            page_size=size if isinstance(size, int) else None,
-            raw=d,
-        )
+        return decode_page(value, decode_task)
 
     def encode_task_page(self, page: TaskPage) -> JSONDict:
-        out: JSONDict = {"tasks": [_SHAPES.encode_task(t) for t in page.tasks]}
-        out["nextPageToken"] = page.next_cursor or ""
-        if page.page_size is not None:
-            out["pageSize"] = page.page_size
-        if page.total_size is not None:
-            out["totalSize"] = page.total_size
-        return out
+        return encode_page(page, encode_task)
 
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         return self._with_tenant(encode_push_config(config))
