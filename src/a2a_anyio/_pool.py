@@ -106,10 +106,10 @@ class AgentPool:
         registry = self.registry
         if url not in registry.names() and url in registry:
             raise AgentRegistryError(f"{url!r} is a group of agents: fan out to it instead")
-        options = {**self._options, **registry.get(url).client_options()}
+        options = {**self._options, **registry.entry(url).client_options()}
         # The shared pool was made with the pool's TLS settings; other ones need their own.
         if options.get("verify", True) == self._verify:
-            options["http_client"] = self._http.client
+            options["http_client"] = self.http_client
         return A2AClient(**options)
 
     async def send(

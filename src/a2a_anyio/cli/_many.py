@@ -31,6 +31,7 @@ async def agents(ctx: Context) -> int:
                     {
                         "name": e.name,
                         "url": e.url,
+                        "path": e.path,
                         "endpoint": e.endpoint,
                         "description": e.description,
                         "tokenEnv": e.token_env,
@@ -63,7 +64,7 @@ async def agents(ctx: Context) -> int:
             auth.append("headers: " + ", ".join(sorted(e.headers)))
         if e.cookies:
             auth.append("cookies: " + ", ".join(sorted(e.cookies)))
-        where = e.url or f"{e.endpoint} (endpoint)"
+        where = f"{e.url} (path {e.path})" if e.path else e.url or f"{e.endpoint} (endpoint)"
         rows.append([e.name, where, "; ".join(auth) or "-", ", ".join(e.tags) or "-"])
     p.table(["Name", "URL", "Credentials", "Tags"], rows)
     if groups:
