@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from a2a_anyio import (
+    AgentPool,
     Message,
     Task,
     TaskArtifactUpdateEvent,
@@ -154,6 +155,26 @@ async def test_list_tasks(dialect: str, mode: str) -> None:
     assert rest.next_cursor is None
     assert len(done.tasks) == 3
     assert done.tasks[-1].text == "report on a (continued)"
+
+
+async def test_a_pool_sends_again_after_aclose(dialect: str) -> None:
+    """As a messenger's close() must: the pool's clients and connections are closed, and
+    the next send opens new ones (over 127.0.0.1)."""
+    agent = make_agent(dialect)
+    async with agent.serve():
+        pool = AgentPool()
+        first = await pool.send(agent.url, text="one")
+        old_http, old_client = pool.http_client, pool.client(agent.url)
+        await pool.aclose()
+        assert old_http.is_closed and old_client.closed
+        second = await pool.send(agent.url, text="two")
+        assert pool.http_client is not old_http and not pool.http_client.is_closed
+        assert pool.client(agent.url) is not old_client
+        await pool.aclose()
+        await pool.aclose()
+    assert first == {"text": "report on one (continued)"}
+    assert second == {"text": "report on two (continued)"}
+    assert [r.op for r in agent.requests].count("card") == 2  # a new client, its own card
 
 
 async def test_push_configs_and_extended_card(dialect: str, mode: str) -> None:
