@@ -103,7 +103,7 @@ async def fan_out(ctx: Context) -> int:
                     row.finish(result)
                 if scope.cancelled_caught:
                     raise A2ATimeoutError(
-                        f"no answer within {a.timeout}s",
+                        f"deadline timeout: no answer within {a.timeout}s",
                         timeout="deadline",
                         agent=target.url,
                         operation="send",
