@@ -189,7 +189,10 @@ def mapped(exc: Exception, url: str, context: ErrorContext | None = None) -> A2A
         return A2ATimeoutError(f"write timeout to {url}", timeout="write", **where)
     if isinstance(exc, httpx.PoolTimeout):
         return A2ATimeoutError(
-            f"no free connection for {url}", timeout="pool", request_sent=False, **where
+            f"pool timeout: no free connection for {url}",
+            timeout="pool",
+            request_sent=False,
+            **where,
         )
     if isinstance(exc, httpx.ConnectError):
         return A2AConnectionError(f"cannot connect to {url}: {exc}", request_sent=False, **where)

@@ -168,7 +168,7 @@ def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATime
     if getattr(error, "retry_after", None) is not None:
         asked = "the server asked to retry after"
     return A2ATimeoutError(
-        f"{error.message}; {asked} {wait:g}s, past the call's deadline",
+        f"deadline timeout: {error.message}; {asked} {wait:g}s, past the call's deadline",
         timeout="deadline",
         attempts=attempts,
         events=error.events,

@@ -250,15 +250,16 @@ class Shapes:
 
 
 def decode_page(value: Any, decode_task: Callable[[Any], Task]) -> TaskPage:
-    """A ``ListTasksResponse`` (v1.0's layout; v0.3 has none) of tasks read by ``decode_task``."""
+    """A ``ListTasksResponse`` (v1.0's layout, the v0.3-era ``tasks/list`` too) of tasks read
+    by ``decode_task``."""
     d = v.obj(value, "ListTasks result")
     size = d.get("pageSize", d.get("page_size"))
     total = d.get("totalSize", d.get("total_size"))
     return TaskPage(
         tasks=[decode_task(t) for t in v.items(d, "tasks")],
         next_cursor=v.text(d, "nextPageToken", "next_page_token") or None,
-        total_size=total if isinstance(total, int) else None,
-        page_size=size if isinstance(size, int) else None,
+        total_size=total if isinstance(total, int) and not isinstance(total, bool) else None,
+        page_size=size if isinstance(size, int) and not isinstance(size, bool) else None,
         raw=d,
     )
 

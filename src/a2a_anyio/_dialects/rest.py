@@ -53,6 +53,7 @@ from a2a_anyio._model import (
     Role,
     StreamEvent,
     Task,
+    TaskState,
     TextPart,
 )
 
@@ -87,15 +88,9 @@ class Route:
 
 
 _MEMBER = re.compile(r"\{(\w+)\}")
-_LIST_QUERY = (
-    "contextId",
-    "status",
-    "pageSize",
-    "pageToken",
-    "historyLength",
-    "statusTimestampAfter",
-    "includeArtifacts",
-)
+_LIST_QUERY = ("contextId", "status", "pageSize", "pageToken", "historyLength", "includeArtifacts")
+# The "updated after" filter: a timestamp named after the field of each version's proto.
+_SINCE = {"1.0": "statusTimestampAfter", "0.3": "lastUpdatedTime"}
 
 
 def version_base(version: str) -> str:
@@ -119,9 +114,9 @@ def _routes(version: str) -> dict[str, Route]:
         Route("push_list", "GET", configs),
         Route("push_delete", "DELETE", f"{configs}/{{{config}}}"),
         Route("extended_card", "GET", base + ("/extendedAgentCard" if v1 else "/card")),
+        # v0.3: in the proto (GET /v1/tasks) from the spec's "0.4.0" draft; rarely served.
+        Route("list", "GET", base + "/tasks", (*_LIST_QUERY, _SINCE["1.0" if v1 else "0.3"])),
     ]
-    if v1:
-        routes.append(Route("list", "GET", "/tasks", _LIST_QUERY))
     return {r.op: r for r in routes}
 
 
@@ -458,6 +453,15 @@ class V03RestDialect(V03Dialect):
 
     def decode_task(self, value: Any) -> Task:
         return V03_REST.decode_task(value)
+
+    def list_state(self, state: TaskState) -> str:
+        return v.proto_state(v.state(state), "TASK_STATE_CANCELLED")
+
+    def since_params(self, updated_after: str) -> JSONDict:
+        return {"lastUpdatedTime": updated_after}
+
+    def read_since(self, params: JSONDict) -> str | None:
+        return v.text(params, "lastUpdatedTime") or None
 
     def encode_task(self, task: Task) -> JSONDict:
         return V03_REST.encode_task(task)

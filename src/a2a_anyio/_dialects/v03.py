@@ -195,6 +195,7 @@ class V03Dialect(Dialect):
         "stream": "message/stream",
         "get": "tasks/get",
         "cancel": "tasks/cancel",
+        "list": "tasks/list",  # the spec's "0.4.0" draft; few v0.3 agents serve it
         "subscribe": "tasks/resubscribe",
         "push_create": "tasks/pushNotificationConfig/set",
         "push_get": "tasks/pushNotificationConfig/get",
@@ -202,6 +203,7 @@ class V03Dialect(Dialect):
         "push_delete": "tasks/pushNotificationConfig/delete",
         "extended_card": "agent/getAuthenticatedExtendedCard",
     }
+    optional = frozenset({"list"})
 
     #: Where a send's configuration carries a push config.
     push_in_send = "pushNotificationConfig"
@@ -274,6 +276,13 @@ class V03Dialect(Dialect):
         ref = super().read_task_params(params)
         return TaskRef(ref.task_id, ref.history_length or None)  # 0 means all of it
 
+    def since_params(self, updated_after: str) -> JSONDict:
+        return {"lastUpdatedAfter": v.epoch_ms(updated_after)}
+
+    def read_since(self, params: JSONDict) -> str | None:
+        ms = v.integer(params, "lastUpdatedAfter")
+        return None if ms is None else v.iso_time(ms)
+
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         if not config.task_id:
             raise ValueError("a push notification config needs a task_id")
@@ -318,7 +327,9 @@ class V02Dialect(V03Dialect):
     """A2A v0.2.x: the v0.3 JSON-RPC family without the extended-card method."""
 
     version = "0.2"
-    methods = {k: m for k, m in V03Dialect.methods.items() if k != "extended_card"}  # noqa: RUF012
+    methods = {  # noqa: RUF012
+        k: m for k, m in V03Dialect.methods.items() if k not in ("extended_card", "list")
+    }
 
     def headers(self) -> dict[str, str]:
         return {}

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
-from a2a_anyio._dialects._shapes import Shapes, decode_page, encode_page
+from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.base import Dialect
-from a2a_anyio._dialects.ops import ListTasks, PushRef, Send, SendConfig
+from a2a_anyio._dialects.ops import PushRef, Send, SendConfig
 from a2a_anyio._errors import error_details
 from a2a_anyio._model import (
     DataPart,
@@ -20,7 +20,6 @@ from a2a_anyio._model import (
     Role,
     StreamEvent,
     Task,
-    TaskPage,
     TaskState,
     TextPart,
 )
@@ -236,49 +235,19 @@ class V1Dialect(Dialect):
     def subscribe_params(self, task_id: str) -> JSONDict:
         return self._with_tenant(super().subscribe_params(task_id))
 
+    def list_state(self, state: TaskState) -> str:
+        return v.proto_state(v.state(state))
+
+    def since_params(self, updated_after: str) -> JSONDict:
+        return {"statusTimestampAfter": updated_after}
+
+    def read_since(self, params: JSONDict) -> str | None:
+        return v.text(params, "statusTimestampAfter") or None
+
     def list_tasks_params(
         self, context_id: str | None, limit: int | None, cursor: str | None, **filters: Any
     ) -> JSONDict:
-        params: JSONDict = {}
-        if context_id:
-            params["contextId"] = context_id
-        if limit is not None:
-            params["pageSize"] = limit
-        if cursor:
-            params["pageToken"] = cursor
-        state = filters.get("status")
-        if state is not None:
-            params["status"] = v.proto_state(v.state(state))
-        if filters.get("history_length") is not None:
-            params["historyLength"] = filters["history_length"]
-        if filters.get("include_artifacts"):
-            params["includeArtifacts"] = True
-        if filters.get("updated_after"):
-            params["statusTimestampAfter"] = filters["updated_after"]
-        return self._with_tenant(params)
-
-    def read_list_tasks_params(self, params: Any) -> ListTasks:
-        d = v.obj(params, "params")
-        wire = d.get("status")
-        state = v.state(wire) if wire else None
-        if state is TaskState.UNKNOWN and wire != "TASK_STATE_UNSPECIFIED":
-            v.bad(f"unknown task state {wire!r}")
-        include = d.get("includeArtifacts")
-        return ListTasks(
-            v.text(d, "contextId") or None,
-            v.integer(d, "pageSize"),
-            v.text(d, "pageToken") or None,
-            state,
-            v.integer(d, "historyLength"),
-            include is True or str(include).lower() == "true",  # "true" in a query
-            v.text(d, "statusTimestampAfter") or None,
-        )
-
-    def decode_task_page(self, value: Any) -> TaskPage:
-        return decode_page(value, decode_task)
-
-    def encode_task_page(self, page: TaskPage) -> JSONDict:
-        return encode_page(page, encode_task)
+        return self._with_tenant(super().list_tasks_params(context_id, limit, cursor, **filters))
 
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         return self._with_tenant(encode_push_config(config))
