@@ -9,9 +9,10 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import logging
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
@@ -52,6 +53,7 @@ from a2a_anyio._http import (
     HttpTransport,
     VerifyTypes,
     check_url,
+    warn_unverified,
 )
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -63,6 +65,7 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
+from a2a_anyio._observe import Span, observer
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._signing import CardVerifier
 from a2a_anyio._stream import MessageStream, Opener, StreamWire
@@ -123,6 +126,10 @@ class A2AClient:
     of the latest events a stream keeps in ``stream.events`` (None: all).
     ``max_response_bytes`` bounds a response and a stream's folded task and kept events;
     ``max_event_bytes`` one event. Both count decoded bytes.
+    ``logger`` (default ``logging.getLogger("a2a_anyio")``) gets each request and its answer
+    at DEBUG (secrets left out), retries and stream resumes at INFO. ``tracing=True`` makes
+    every operation an OpenTelemetry span and sends its ``traceparent`` to the agent (the
+    ``otel`` extra; an ``ImportError`` without it).
 
     Every operation raises an ``A2AClientError`` when it fails: ``A2AConnectionError`` (the
     connection), ``A2ATimeoutError`` (a time limit), ``A2AHTTPError`` and ``A2AAuthError`` (an
@@ -157,6 +164,8 @@ class A2AClient:
         cross_origin: str = "strip",
         card_verifier: CardVerifier | None = None,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
+        logger: logging.Logger | None = None,
+        tracing: bool = False,
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -186,6 +195,7 @@ class A2AClient:
         self._credentials = credentials(
             auth, headers, cookies, [*own, *trusted_origins], cross_origin
         )
+        self._observer = observer(logger, tracing)
         self._http = HttpTransport(
             http_client,
             verify=verify,
@@ -194,13 +204,10 @@ class A2AClient:
             max_response_bytes=max_response_bytes,
             max_event_bytes=max_event_bytes,
             client_cert=auth if isinstance(auth, MutualTLS) else None,
+            observer=self._observer,
         )
         if verify is False:
-            warnings.warn(
-                f"TLS certificates are not verified for {self.url or self.endpoint}",
-                UserWarning,
-                stacklevel=2,
-            )
+            warn_unverified(self.url or self.endpoint or "")
         self._exchange = Exchange(self._http, self._credentials, self._card_schemes)
         self._fetcher = AgentCardFetcher(
             self._http,
@@ -337,16 +344,25 @@ class A2AClient:
         "wrong dialect" answer, again with the next candidate."""
         self._check_open()
         agent = self.url or self.endpoint
-        with deadline(self.timeout, agent=agent, operation=op.value, parent=within) as call:
+        with (
+            self._traced(op.value, within) as span,
+            deadline(self.timeout, agent=agent, operation=op.value, parent=within) as call,
+        ):
             while True:
                 codec = await self._resolve()
                 try:
-                    return await self._exchange.unary(
+                    result = await self._exchange.unary(
                         codec, codec.encode(op, args), call, self.retry
                     )
+                    return span.returned(result, call.context)
                 except A2AClientError as exc:
                     if not self._wires.fall_back(codec, exc):
                         raise
+
+    def _traced(self, operation: str, within: CallInProgress | None = None) -> ContextManager[Span]:
+        """The span of an operation (none of its own for a part of another call)."""
+        agent = self.url or self.endpoint
+        return self._observer.tracing.operation(operation, agent, nested=within is not None)
 
     def _card_schemes(self) -> list[str]:
         """What the card asks for (for an auth error that does not say it)."""
@@ -367,7 +383,10 @@ class A2AClient:
         """
         self._check_open()
         agent = self.url or self.endpoint
-        with deadline(self.timeout, agent=agent, operation=Op.CALL.value, method=method) as call:
+        with (
+            self._traced(Op.CALL.value) as span,
+            deadline(self.timeout, agent=agent, operation=Op.CALL.value, method=method) as call,
+        ):
             await self._resolve()
             codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
             if codec is None:
@@ -377,7 +396,8 @@ class A2AClient:
                     **call.context,
                 )
             request = codec.encode(Op.CALL, Call(method, params, idempotent))
-            return await self._exchange.unary(codec, request, call, self.retry)
+            result = await self._exchange.unary(codec, request, call, self.retry)
+            return span.returned(result, call.context)
 
     async def ping(self) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts).
@@ -448,13 +468,16 @@ class A2AClient:
                 return await stream.result()
         limit = self.timeout if timeout is CLIENT_TIMEOUT else timeout
         agent = self.url or self.endpoint
-        with deadline(limit, agent=agent, operation=Op.SEND.value) as call:
+        with (
+            self._traced(Op.SEND.value) as span,
+            deadline(limit, agent=agent, operation=Op.SEND.value) as call,
+        ):
             result: Task | Message = await self._op(Op.SEND, Send(msg, config), call)
             if on_event is not None:
                 await _notify(on_event, result)
             if blocking and isinstance(result, Task) and not result.status.state.is_final:
                 result = await self._follow(result, call, on_event)
-        return result
+            return span.returned(result, call.context)
 
     async def _can_stream(self) -> bool:
         if self.url is None and self._card is None:
@@ -484,11 +507,14 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         agent = self.url or self.endpoint
-        with deadline(timeout, agent=agent, operation="wait") as call:
+        with (
+            self._traced("wait") as span,
+            deadline(timeout, agent=agent, operation="wait") as call,
+        ):
             task: Task = await self._op(Op.GET, TaskRef(task_id), call)
             if not task.status.state.is_final:
                 task = await self._follow(task, call, None, poll_interval, max_interval)
-        return task
+            return span.returned(task, call.context)
 
     async def _follow(
         self,
@@ -522,6 +548,7 @@ class A2AClient:
             max_bytes=self._http.max_response_bytes,
             poll_interval=poll_interval,
             max_poll_interval=max_interval,
+            observer=self._observer,
         )
         try:
             async with follow:
@@ -651,6 +678,8 @@ class A2AClient:
             poll=self.get_task if resume else None,
             keep_events=self.keep_events,
             max_bytes=self._http.max_response_bytes,
+            observer=self._observer,
+            traced=True,
         )
 
     async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:

@@ -3,7 +3,7 @@ answer decoded by the same codec; unary under the retry policy, or opened as a s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from a2a_anyio._auth import Credentials
@@ -52,20 +52,25 @@ class Exchange:
             )
             return codec.decode(request, resp.status, resp.headers, resp.content)
 
+        def tried() -> Awaitable[Any]:  # the request as it is now
+            return retry.run(
+                attempt,
+                operation=request.name,
+                idempotent=request.idempotent,
+                until=call.until,
+                observer=self.http.observer,
+            )
+
         try:
             try:
-                return await retry.run(
-                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
-                )
+                return await tried()
             except A2AClientError as exc:
                 alternative = request.alternative_for(exc)
                 if alternative is None:
                     raise
                 request = alternative
                 call.goes_to(request.context)
-                return await retry.run(
-                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
-                )
+                return await tried()
         except A2AAuthError as exc:
             schemes = [] if exc.schemes else self._schemes()
             if not schemes:

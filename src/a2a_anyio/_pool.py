@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -10,8 +11,15 @@ from a2a_anyio._auth import check_options
 from a2a_anyio._client import A2AClient, MessageInput
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
-from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, VerifyTypes
+from a2a_anyio._http import (
+    DEFAULT_TIMEOUT,
+    AsyncClient,
+    HttpTransport,
+    VerifyTypes,
+    warn_unverified,
+)
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
+from a2a_anyio._observe import tracing_for
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
 from a2a_anyio._wires import LearnedWires
 
@@ -27,6 +35,8 @@ class AgentPool:
     Wherever a URL is accepted, the name of an agent of ``registry`` works too (its entry's
     options win over ``client_options``), and in fan-outs the name of a group. Without
     ``registry``, ``AgentRegistry.load()`` is read the first time a name is used.
+
+    Its clients log to ``logger`` and trace when ``tracing`` (see ``A2AClient``).
     """
 
     def __init__(
@@ -37,18 +47,23 @@ class AgentPool:
         verify: VerifyTypes = True,
         http_client: AsyncClient | None = None,
         registry: AgentRegistry | None = None,
+        logger: logging.Logger | None = None,
+        tracing: bool = False,
         **client_options: Any,
     ) -> None:
         # Bad credentials fail here, not at the first use of an agent.
         opts = client_options
         check_options(opts.get("auth"), opts.get("headers"), opts.get("cookies"))
+        self._tracing = tracing_for(tracing)  # without OpenTelemetry: ImportError now
+        if verify is False:
+            warn_unverified("the agents of this pool")
         self._given_client = http_client
         self._max_connections = max_connections
         self._verify = verify
         self._timeout = timeout
         self._http: HttpTransport | None = None
         self._registry = registry
-        self._options = {"timeout": timeout, **client_options}
+        self._options = {"timeout": timeout, "logger": logger, "tracing": tracing, **client_options}
         self._clients: dict[str, A2AClient] = {}
         self._learned = LearnedWires()
 

@@ -167,7 +167,7 @@ class SyncA2AClient:
         self, portal: BlockingPortal, client: A2AClient, backend: str, stack: ExitStack | None
     ) -> None:
         self._client = client
-        self._calls = Calls(portal, type(self).__name__)
+        self._calls = Calls(portal, type(self).__name__, client._observer.tracing)
         self._stack = stack
         self._streams = weakref.WeakSet()
         self._close_lock = threading.Lock()
