@@ -15,6 +15,9 @@ fence (docs/contributing.md explains them to writers):
     command keeps running while the next block runs; lines are compared in any order.
 ``<!-- docs: terminal -->``
     A ``text`` block that records a live view in a terminal (``cli_session.py``).
+``<!-- docs: before -->``
+    Code of another library, in any language, shown beside its a2a-anyio equivalent (the
+    migration guide): neither run nor checked, since what it imports is not installed.
 
 Without a comment, ``python`` blocks run (``test_code_blocks.py``), ``console`` blocks run and
 their output is compared (``test_cli_output.py``), and ``yaml``/``toml`` blocks are registry
@@ -59,6 +62,11 @@ class Block:
     @property
     def illustrative(self) -> bool:
         return "illustrative" in self.flags
+
+    @property
+    def before(self) -> bool:
+        """Another library's code, shown for comparison."""
+        return "before" in self.flags
 
     def __str__(self) -> str:  # the test id
         return self.where
