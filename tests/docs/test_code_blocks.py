@@ -228,7 +228,7 @@ def test_every_migration_section_has_a_before_and_a_runnable_after() -> None:
     lines = page.read_text(encoding="utf-8").splitlines()
     starts = [i + 1 for i, line in enumerate(lines) if line.startswith("## ")]
     assert len(starts) == 5  # one per client design the guide covers
-    for start, end in zip(starts, [*starts[1:], sys.maxsize]):
+    for start, end in zip(starts, [*starts[1:], sys.maxsize], strict=True):
         found = [b for b in blocks(page) if start < b.line < end]
         assert any(b.before for b in found), f"{page.name}:{start}: no 'before' example"
         assert any(b in RUNNABLE for b in found), f"{page.name}:{start}: no runnable example"
