@@ -98,3 +98,10 @@ def test_no_private_attribute_of_httpx_or_httpcore_is_used() -> None:
             elif isinstance(node, ast.Constant) and node.value in private:
                 found.append(f"{path.name}:{node.lineno} {node.value!r}")
     assert not found, found
+
+
+def test_only_the_tracing_module_imports_opentelemetry() -> None:
+    # It is imported for a client made with tracing=True only (tests/unit/test_tracing.py).
+    for path in SRC.rglob("*.py"):
+        if path.name != "_tracing.py":
+            assert "opentelemetry" not in _imports(path), path

@@ -140,6 +140,7 @@ class AgentCardFetcher:
                 operation="card",
                 idempotent=True,
                 until=until,
+                observer=self._http.observer,
             )
             if resp.status == 304 and cached is not None:
                 cached.expires = self._expiry(resp)

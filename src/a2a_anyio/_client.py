@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import math
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar, overload
@@ -55,6 +55,7 @@ from a2a_anyio._http import (
     HttpTransport,
     VerifyTypes,
     check_url,
+    warn_unverified,
 )
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -66,6 +67,7 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
+from a2a_anyio._observe import Span, observer
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._signing import CardVerifier
@@ -117,8 +119,12 @@ class A2AClient:
     ``idle_timeout`` the longest gap allowed between stream events; ``keep_events`` how many
     of the latest events a stream keeps in ``stream.events`` (None: all).
     ``max_response_bytes`` bounds a response and a stream's folded task and kept events;
-    ``max_event_bytes`` one event. Both count decoded bytes. ``types`` maps media types and
-    method names to the user's types for extension payloads (see ``register_type``).
+    ``max_event_bytes`` one event. Both count decoded bytes.
+    ``logger`` (default ``logging.getLogger("a2a_anyio")``) gets each request and its answer
+    at DEBUG (secrets left out), retries and stream resumes at INFO. ``tracing=True`` makes
+    every operation an OpenTelemetry span and sends its ``traceparent`` to the agent (the
+    ``otel`` extra; an ``ImportError`` without it). ``types`` maps media types and method
+    names to the user's types for extension payloads (see ``register_type``).
 
     Every unary operation takes ``timeout=``: its deadline, replacing the client's for that
     call (None: no limit); a stream's is ``total_timeout``.
@@ -156,6 +162,8 @@ class A2AClient:
         cross_origin: str = "strip",
         card_verifier: CardVerifier | None = None,
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
+        logger: logging.Logger | None = None,
+        tracing: bool = False,
         types: Mapping[str, Decoder] | None = None,
     ) -> None:
         if url is None and endpoint is None:
@@ -186,6 +194,7 @@ class A2AClient:
         self._credentials = credentials(
             auth, headers, cookies, [*own, *trusted_origins], cross_origin
         )
+        self._observer = observer(logger, tracing)
         self._http = HttpTransport(
             http_client,
             verify=verify,
@@ -194,13 +203,10 @@ class A2AClient:
             max_response_bytes=max_response_bytes,
             max_event_bytes=max_event_bytes,
             client_cert=auth if isinstance(auth, MutualTLS) else None,
+            observer=self._observer,
         )
         if verify is False:
-            warnings.warn(
-                f"TLS certificates are not verified for {self.url or self.endpoint}",
-                UserWarning,
-                stacklevel=2,
-            )
+            warn_unverified(self.url or self.endpoint or "")
         self._types = PayloadTypes(types)
         self._exchange = Exchange(self._http, self._credentials, self._card_schemes, self._types)
         self._fetcher = AgentCardFetcher(
@@ -363,7 +369,7 @@ class A2AClient:
         *,
         method: str | None = None,
         within: CallInProgress | None = None,
-    ) -> AbstractContextManager[CallInProgress]:
+    ) -> ContextManager[CallInProgress]:
         """The one deadline of a call: ``timeout`` (by default the client's; None: no
         limit). A part of the call ``within`` (a look at its task) has by default the limit
         ``_part_limit`` gives it, and always the call's deadline too."""
@@ -392,16 +398,25 @@ class A2AClient:
         """Run operation ``op`` within its deadline (``_deadline``): encode it with the
         codec in use, send it, decode the answer; after a "wrong dialect" answer, again with
         the next candidate."""
-        with self._deadline(op.value, timeout, within=within) as call:
+        with (
+            self._traced(op.value, within) as span,
+            self._deadline(op.value, timeout, within=within) as call,
+        ):
             while True:
                 codec = await self._resolve(call)
                 try:
-                    return await self._exchange.unary(
+                    result = await self._exchange.unary(
                         codec, codec.encode(op, args), call, self.retry
                     )
+                    return span.returned(result, call.context)
                 except A2AClientError as exc:
                     if not self._wires.fall_back(codec, exc):
                         raise
+
+    def _traced(self, operation: str, within: CallInProgress | None = None) -> ContextManager[Span]:
+        """The span of an operation (none of its own for a part of another call)."""
+        agent = self.url or self.endpoint
+        return self._observer.tracing.operation(operation, agent, nested=within is not None)
 
     def _card_schemes(self) -> list[str]:
         """What the card asks for (for an auth error that does not say it)."""
@@ -482,7 +497,11 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        with self._deadline(Op.CALL.value, timeout, method=method) as call:
+        self._check_open()
+        with (
+            self._traced(Op.CALL.value) as span,
+            self._deadline(Op.CALL.value, timeout, method=method) as call,
+        ):
             await self._resolve(call)
             codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
             if codec is None:
@@ -498,7 +517,8 @@ class A2AClient:
             else:
                 notify = functools.partial(_notify, on_event)
                 result = await self._exchange.events(codec, request, call, self.retry, notify)
-            return self._types.result(method, result, result_type, request.context)
+            typed = self._types.result(method, result, result_type, request.context)
+            return span.returned(typed, call.context)
 
     async def ping(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts), within
@@ -560,8 +580,9 @@ class A2AClient:
             message, metadata, context_id, task_id, blocking, history_length,
             accepted_output_modes, push_config,
         )  # fmt: skip
-        with self._deadline(Op.SEND.value, timeout) as call:
-            if on_event is not None and blocking and await self._can_stream(call):
+        if on_event is not None and blocking and await self._can_stream(None):
+            # Read as any stream is (the stream's own span), within the send's deadline.
+            with self._deadline(Op.SEND.value, timeout) as call:
                 async with self.stream_message(
                     msg, metadata=metadata, history_length=history_length,
                     accepted_output_modes=accepted_output_modes, push_config=push_config,
@@ -572,15 +593,19 @@ class A2AClient:
                     finally:
                         call.task = stream.task  # as last seen, for the error of a deadline
                     return await stream.result()
+        with (
+            self._traced(Op.SEND.value) as span,
+            self._deadline(Op.SEND.value, timeout) as call,
+        ):
             # The send's request is the call's own: only the call's deadline bounds it.
             result: Task | Message = await self._op(Op.SEND, Send(msg, config), call, timeout=None)
             if on_event is not None:
                 await _notify(on_event, result)
             if blocking and isinstance(result, Task) and not result.status.state.is_final:
                 result = await self._follow(result, call, on_event)
-        return result
+            return span.returned(result, call.context)
 
-    async def _can_stream(self, call: CallInProgress) -> bool:
+    async def _can_stream(self, call: CallInProgress | None) -> bool:
         if self.url is None and self._card is None:
             return True  # a bare endpoint declares nothing: try
         return (await self._card_for(call)).capabilities.streaming
@@ -607,11 +632,14 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        with self._deadline("wait", timeout) as call:
+        with (
+            self._traced("wait") as span,
+            self._deadline("wait", timeout) as call,
+        ):
             task: Task = await self._op(Op.GET, TaskRef(task_id), call)
             if not task.status.state.is_final:
                 task = await self._follow(task, call, None, poll_interval, max_interval)
-        return task
+            return span.returned(task, call.context)
 
     async def _follow(
         self,
@@ -645,6 +673,7 @@ class A2AClient:
             max_bytes=self._http.max_response_bytes,
             poll_interval=poll_interval,
             max_poll_interval=max_interval,
+            observer=self._observer,
         )
         try:
             async with follow:
@@ -775,6 +804,8 @@ class A2AClient:
             poll=self.get_task if resume else None,
             keep_events=self.keep_events,
             max_bytes=self._http.max_response_bytes,
+            observer=self._observer,
+            traced=True,
         )
 
     async def get_task(
@@ -801,10 +832,13 @@ class A2AClient:
         include_artifacts: bool = False,
         timeout: Timeout = CLIENT_TIMEOUT,
     ) -> TaskPage:
-        """One page of tasks, most recently updated first (v1.0 agents only).
+        """One page of tasks, most recently updated first. v1.0 agents list tasks; v0.3
+        agents are asked with ``tasks/list`` or ``GET /v1/tasks`` (the spec's draft after
+        v0.3), which few serve; v0.2 JSON-RPC and ``tasks/send`` agents are not asked.
 
         Raises:
-            UnsupportedOperationError: the agent does not list tasks (no A2A version before 1.0 does).
+            UnsupportedOperationError: the agent does not list tasks: it answered as if it had no such method
+                (JSON-RPC -32601; over HTTP+JSON 404, 405 or 501), or it speaks v0.2 JSON-RPC or ``tasks/send``.
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """

@@ -92,10 +92,10 @@ def deadline(
     if scope.cancelled_caught:
         if call.task is None:
             raise A2ATimeoutError(
-                f"no answer within the {seconds}s deadline", timeout="deadline", **call.context
+                f"deadline timeout: no answer within {seconds}s", timeout="deadline", **call.context
             )
         raise A2ATimeoutError(
-            f"the task was not finished within the {seconds}s deadline",
+            f"deadline timeout: the task was not finished within {seconds}s",
             timeout="deadline",
             events=[call.task],
             **call.context,

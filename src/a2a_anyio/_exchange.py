@@ -60,20 +60,25 @@ class Exchange:
                 self.types.parts(value, request.context)
             return value
 
+        def tried() -> Awaitable[Any]:  # the request as it is now
+            return retry.run(
+                attempt,
+                operation=request.name,
+                idempotent=request.idempotent,
+                until=call.until,
+                observer=self.http.observer,
+            )
+
         try:
             try:
-                return await retry.run(
-                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
-                )
+                return await tried()
             except A2AClientError as exc:
                 alternative = request.alternative_for(exc)
                 if alternative is None:
                     raise
                 request = alternative
                 call.goes_to(request.context)
-                return await retry.run(
-                    attempt, operation=request.name, idempotent=request.idempotent, until=call.until
-                )
+                return await tried()
         except A2AAuthError as exc:
             self._raise_asking(exc)
 
@@ -134,7 +139,11 @@ class Exchange:
 
         try:
             wire, result = await retry.run(
-                attempt, operation=request.name, idempotent=request.idempotent, until=call.until
+                attempt,
+                operation=request.name,
+                idempotent=request.idempotent,
+                until=call.until,
+                observer=self.http.observer,
             )
         except A2AAuthError as exc:
             self._raise_asking(exc)

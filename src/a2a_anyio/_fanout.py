@@ -140,7 +140,7 @@ class MergedStreams:
                         error = exc
                 if scope.cancelled_caught:
                     error = A2ATimeoutError(
-                        f"stream of {name} cut by its deadline",
+                        f"deadline timeout: the stream of {name} was cut",
                         timeout="deadline",
                         agent=name,
                         operation=stream.method,
@@ -284,7 +284,7 @@ async def fan_out(
             result.cancelled = True
             if deadline.cancelled_caught:
                 result.error = A2ATimeoutError(
-                    f"no answer within the fan-out's {timeout}s deadline",
+                    f"deadline timeout: no answer within the fan-out's {timeout}s",
                     timeout="deadline",
                     agent=result.agent,
                     operation="send",

@@ -6,7 +6,10 @@ Every httpx exception becomes an ``A2AClientError`` here, once, with the cause c
 from __future__ import annotations
 
 import http.cookiejar
+import logging
 import ssl
+import time
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +34,7 @@ from a2a_anyio._errors import (
     located,
     shown,
 )
+from a2a_anyio._observe import Observer, about, redacted
 
 AsyncClient = httpx.AsyncClient
 VerifyTypes = bool | str | ssl.SSLContext
@@ -95,6 +99,12 @@ def make_client(
 
 #: Everything httpx raises at run time (InvalidURL and StreamError are not HTTPErrors).
 HTTPX_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
+
+
+def warn_unverified(where: str) -> None:
+    """The one warning of ``verify=False``: a ``UserWarning`` for the code that asked for it
+    (a thing to change, not an event of the run: it is not logged)."""
+    warnings.warn(f"TLS certificates are not verified for {where}", UserWarning, stacklevel=3)
 
 
 def _ssl_context(verify: VerifyTypes, client_cert: MutualTLS | None) -> ssl.SSLContext:
@@ -189,7 +199,10 @@ def mapped(exc: Exception, url: str, context: ErrorContext | None = None) -> A2A
         return A2ATimeoutError(f"write timeout to {url}", timeout="write", **where)
     if isinstance(exc, httpx.PoolTimeout):
         return A2ATimeoutError(
-            f"no free connection for {url}", timeout="pool", request_sent=False, **where
+            f"pool timeout: no free connection for {url}",
+            timeout="pool",
+            request_sent=False,
+            **where,
         )
     if isinstance(exc, httpx.ConnectError):
         return A2AConnectionError(f"cannot connect to {url}: {exc}", request_sent=False, **where)
@@ -226,7 +239,13 @@ def _refused(url: str, hop: int, where: ErrorContext) -> A2AClientError:
 
 
 class HttpTransport:
-    """Sends requests through one httpx.AsyncClient and reads bounded responses."""
+    """Sends requests through one httpx.AsyncClient and reads bounded responses.
+
+    Every request goes through ``exchange``, which reports it to ``observer``: a DEBUG record
+    when it is sent and one when it is answered (method, URL without secrets, status,
+    duration, the call's method and JSON-RPC id; never a header), and the tracing context
+    in its headers when the client traces.
+    """
 
     def __init__(
         self,
@@ -240,8 +259,10 @@ class HttpTransport:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         client_cert: MutualTLS | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.owns_client = owns_client if owns_client is not None else client is None
+        self.observer = observer if observer is not None else Observer()
         if client is None:
             client = make_client(
                 verify=verify,
@@ -322,6 +343,7 @@ class HttpTransport:
         where = context or {}
         renewed = False
         start = origin_of(url) if stay_on_origin else None
+        debug = self.observer.logger.isEnabledFor(logging.DEBUG)
         for hop in range(MAX_REDIRECTS + 1):
             sent_headers: Mapping[str, str] = headers
             target = url
@@ -336,17 +358,8 @@ class HttpTransport:
             request = self._build(method, target, content, sent_headers, timeout)
             origin = _origin(request.url)
             self._add_cookies(request, origin, sent_headers)
-            try:
-                response = await self.client.send(request, stream=True, follow_redirects=False)
-            except (httpx.InvalidURL, httpx.RemoteProtocolError) as exc:
-                # httpx reads a redirect's Location before it hands the response over; its
-                # message is the only public sign that this, not a cut, is what failed.
-                if isinstance(exc, httpx.InvalidURL) or "location header" in str(exc):
-                    why = f"its Location cannot be read ({exc})"
-                    raise A2AProtocolError(
-                        f"refusing a redirect from {url}: {why}", **where
-                    ) from exc
-                raise
+            self.observer.tracing.inject(request.headers)
+            response = await self._send(request, url, where, debug)
             if "set-cookie" in response.headers:
                 now = anyio.current_time()
                 lines = response.headers.get_list("set-cookie")
@@ -387,6 +400,42 @@ class HttpTransport:
                 continue
             return response, url
         raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}", **where)
+
+    async def _send(
+        self, request: httpx.Request, url: str, where: ErrorContext, debug: bool
+    ) -> httpx.Response:
+        """Send one request (one hop); its response, body unread. With ``debug``, a record
+        when it leaves and one when it is answered, or not. ``url`` is the request's URL
+        before credentials were added to it (an API key in the query)."""
+        log = self.observer.logger
+        if debug:
+            shown_url = redacted(url)
+            log.debug("request %s %s%s", request.method, shown_url, about(where))
+            started = time.perf_counter()
+        try:
+            response = await self.client.send(request, stream=True, follow_redirects=False)
+        except BaseException as exc:
+            if debug:
+                took = (time.perf_counter() - started) * 1000
+                log.debug(
+                    "no answer to %s %s after %.1f ms: %s%s",
+                    request.method, shown_url, took, type(exc).__name__, about(where),
+                )  # fmt: skip
+            if isinstance(exc, httpx.InvalidURL) or (
+                isinstance(exc, httpx.RemoteProtocolError) and "location header" in str(exc)
+            ):
+                # httpx reads a redirect's Location before it hands the response over; its
+                # message is the only public sign that this, not a cut, is what failed.
+                why = f"its Location cannot be read ({exc})"
+                raise A2AProtocolError(f"refusing a redirect from {url}: {why}", **where) from exc
+            raise
+        if debug:
+            took = (time.perf_counter() - started) * 1000
+            log.debug(
+                "answer %d to %s %s in %.1f ms%s",
+                response.status_code, request.method, shown_url, took, about(where),
+            )  # fmt: skip
+        return response
 
     def _build(
         self,

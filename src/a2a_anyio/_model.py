@@ -1,7 +1,8 @@
 """The version-neutral typed model every dialect decodes into and encodes from.
 
 Objects decoded from the wire keep the JSON dict they came from in ``raw`` (``None`` for
-objects built in code), so nothing a server sent is ever lost to the model.
+objects built in code), so nothing a server sent is ever lost to the model. Every model
+object turns into the A2A JSON of a version and back with ``to_dict`` / ``from_dict``.
 """
 
 from __future__ import annotations
@@ -10,13 +11,48 @@ import enum
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 JSONDict = dict[str, Any]
+_M = TypeVar("_M", bound="PlainDicts")
+
+
+class PlainDicts:
+    """``to_dict`` and ``from_dict``, which every model class has."""
+
+    __slots__ = ()
+
+    def to_dict(self, version: str = "1.0") -> JSONDict:
+        """This object as the A2A JSON of ``version``: ``"1.0"`` (ProtoJSON names and enums,
+        as v1.0 agents send them) or ``"0.3"`` (``kind`` discriminators, lowercase states,
+        as v0.3 JSON-RPC agents send them). Unset values are left out; what a version
+        cannot carry is said on the class (``from_dict`` then reads it as unset).
+
+        Raises:
+            ValueError: ``version`` is neither "1.0" nor "0.3".
+        """
+        # Imported here: the codecs import this module.
+        from a2a_anyio._dialects.plain import to_dict
+
+        return to_dict(self, version)
+
+    @classmethod
+    def from_dict(cls: type[_M], data: Mapping[str, Any]) -> _M:
+        """The object read from its A2A JSON in any dialect: v1.0, v0.3 (JSON-RPC or
+        HTTP+JSON), v0.2 or the ``tasks/send`` dialect, told apart by what ``data`` holds
+        (``raw`` keeps it).
+
+        Raises:
+            A2AProtocolError: ``data`` is not such an object (an ``AgentCard``:
+                ``A2ADiscoveryError``, as for a card an agent serves).
+        """
+        from a2a_anyio._dialects.plain import from_dict
+
+        return from_dict(cls, data)
 
 
 class Role(str, enum.Enum):
-    """Who wrote a message."""
+    """Who wrote a message (v0.3 has no unspecified role: it is written as ``user``)."""
 
     USER = "user"
     AGENT = "agent"
@@ -62,8 +98,8 @@ _INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 
 @dataclass(slots=True)
-class TextPart:
-    """A piece of text."""
+class TextPart(PlainDicts):
+    """A piece of text (a v0.3 text part has no media type)."""
 
     text: str
     media_type: str | None = None
@@ -72,7 +108,7 @@ class TextPart:
 
 
 @dataclass(slots=True)
-class FilePart:
+class FilePart(PlainDicts):
     """A file, inline (``data`` holds its bytes) or by reference (``url``)."""
 
     data: bytes | None = None
@@ -88,8 +124,10 @@ class FilePart:
 
 
 @dataclass(slots=True)
-class DataPart:
-    """Structured data: any JSON value (pre-1.0 peers accept only objects)."""
+class DataPart(PlainDicts):
+    """Structured data: any JSON value (pre-1.0 peers accept only objects: other values go to
+    them as ``{"value": ...}``, marked, and come back unwrapped). A v0.3 data part has no
+    media type."""
 
     data: Any
     media_type: str | None = None
@@ -113,7 +151,7 @@ def _first_data(parts: Sequence[Part]) -> Any:
 
 
 @dataclass(slots=True)
-class Message:
+class Message(PlainDicts):
     """One turn of a conversation between a user and an agent."""
 
     role: Role
@@ -160,7 +198,7 @@ class Message:
 
 
 @dataclass(slots=True)
-class Artifact:
+class Artifact(PlainDicts):
     """An output of a task."""
 
     artifact_id: str
@@ -183,18 +221,21 @@ class Artifact:
 
 
 @dataclass(slots=True)
-class TaskStatus:
-    """Where a task stands, with an optional message from the agent."""
+class TaskStatus(PlainDicts):
+    """Where a task stands, with an optional message from the agent.
+
+    ``wire_state`` is the state as the agent spelled it; like ``raw``, it is not compared.
+    """
 
     state: TaskState
     message: Message | None = None
     timestamp: str | None = None
-    wire_state: str | None = None
+    wire_state: str | None = field(default=None, compare=False)
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)
-class Task:
+class Task(PlainDicts):
     """A unit of work an agent tracks."""
 
     id: str
@@ -217,11 +258,12 @@ class Task:
 
 
 @dataclass(slots=True)
-class TaskStatusUpdateEvent:
+class TaskStatusUpdateEvent(PlainDicts):
     """A change of a task's status.
 
     ``final`` is true on the last event of a stream in every dialect: pre-1.0 servers send it,
     and for v1.0 (which has no such flag) it is set for terminal and interrupted states.
+    Before v1.0 it is set for terminal states too, whatever the flag says.
     """
 
     task_id: str
@@ -233,7 +275,7 @@ class TaskStatusUpdateEvent:
 
 
 @dataclass(slots=True)
-class TaskArtifactUpdateEvent:
+class TaskArtifactUpdateEvent(PlainDicts):
     """A new artifact, or a chunk of one (``append``) that may be the last (``last_chunk``)."""
 
     task_id: str
@@ -250,8 +292,11 @@ StreamEvent = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 
 
 @dataclass(slots=True)
-class TaskPage:
-    """One page of ``list_tasks``; ``next_cursor`` is None on the last page."""
+class TaskPage(PlainDicts):
+    """One page of ``list_tasks``; ``next_cursor`` is None on the last page.
+
+    v0.3 has no task listing: ``to_dict("0.3")`` keeps v1.0's layout, with v0.3 tasks.
+    """
 
     tasks: list[Task]
     next_cursor: str | None = None
@@ -261,7 +306,7 @@ class TaskPage:
 
 
 @dataclass(slots=True)
-class PushNotificationConfig:
+class PushNotificationConfig(PlainDicts):
     """Where and how an agent posts notifications about a task."""
 
     url: str
@@ -274,8 +319,12 @@ class PushNotificationConfig:
 
 
 @dataclass(slots=True)
-class AgentInterface:
-    """One endpoint of an agent: its URL, binding (JSONRPC, HTTP+JSON, GRPC) and version."""
+class AgentInterface(PlainDicts):
+    """One endpoint of an agent: its URL, binding (JSONRPC, HTTP+JSON, GRPC) and version.
+
+    A v0.3 interface is a URL and a transport: its card states one version for all of them
+    (the first interface's) and no tenants.
+    """
 
     url: str
     binding: str = "JSONRPC"
@@ -284,7 +333,7 @@ class AgentInterface:
 
 
 @dataclass(slots=True)
-class AgentExtension:
+class AgentExtension(PlainDicts):
     """An extension the agent supports."""
 
     uri: str
@@ -294,8 +343,12 @@ class AgentExtension:
 
 
 @dataclass(slots=True)
-class AgentCapabilities:
-    """Optional features of an agent."""
+class AgentCapabilities(PlainDicts):
+    """Optional features of an agent.
+
+    v1.0 has no ``state_transition_history``; before v1.0, ``extended_agent_card`` is the
+    card's ``supportsAuthenticatedExtendedCard``, not one of its capabilities.
+    """
 
     streaming: bool = False
     push_notifications: bool = False
@@ -305,7 +358,7 @@ class AgentCapabilities:
 
 
 @dataclass(slots=True)
-class AgentSkill:
+class AgentSkill(PlainDicts):
     """Something the agent can do."""
 
     id: str
@@ -318,7 +371,7 @@ class AgentSkill:
 
 
 @dataclass(slots=True)
-class AgentProvider:
+class AgentProvider(PlainDicts):
     """The organisation behind an agent."""
 
     organization: str
@@ -326,10 +379,11 @@ class AgentProvider:
 
 
 @dataclass(slots=True)
-class SecurityScheme:
+class SecurityScheme(PlainDicts):
     """An authentication scheme a card declares, in one shape for every card version.
 
-    ``type`` is one of ``apiKey``, ``http``, ``oauth2``, ``openIdConnect``, ``mutualTLS``.
+    ``type`` is one of ``apiKey``, ``http``, ``oauth2``, ``openIdConnect``, ``mutualTLS``;
+    ``to_dict`` writes the members of that type only.
     """
 
     type: str
@@ -343,7 +397,7 @@ class SecurityScheme:
 
 
 @dataclass(slots=True)
-class AgentCard:
+class AgentCard(PlainDicts):
     """What an agent says about itself, normalised from any card version."""
 
     name: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -10,8 +11,15 @@ from a2a_anyio._auth import check_options
 from a2a_anyio._client import A2AClient, MessageInput
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
-from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, VerifyTypes
+from a2a_anyio._http import (
+    DEFAULT_TIMEOUT,
+    AsyncClient,
+    HttpTransport,
+    VerifyTypes,
+    warn_unverified,
+)
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
+from a2a_anyio._observe import tracing_for
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
 from a2a_anyio._wires import LearnedWires
@@ -22,12 +30,15 @@ class AgentPool:
 
     ``pool.client(url)`` returns the same ``A2AClient`` for the same URL; ``client_options``
     (``auth``, ``headers``, ``protocol``, ...) apply to every client it makes. ``aclose()``
-    closes them all and the pool; it is idempotent and safe on a pool never used.
+    closes them all and the connections; it is idempotent and safe on a pool never used, and
+    the pool stays usable: the next call makes new clients over fresh connections.
 
     Wherever a URL is accepted, the name of an agent of ``registry`` works too (its entry's
     options win over ``client_options``), and in fan-outs the name of a group. Without
     ``registry``, ``AgentRegistry.load()`` is read the first time a name is used.
     ``register_type`` registers a payload type with every client, those made later too.
+
+    Its clients log to ``logger`` and trace when ``tracing`` (see ``A2AClient``).
     """
 
     def __init__(
@@ -38,25 +49,41 @@ class AgentPool:
         verify: VerifyTypes = True,
         http_client: AsyncClient | None = None,
         registry: AgentRegistry | None = None,
+        logger: logging.Logger | None = None,
+        tracing: bool = False,
         **client_options: Any,
     ) -> None:
         # Bad credentials fail here, not at the first use of an agent.
         opts = client_options
         check_options(opts.get("auth"), opts.get("headers"), opts.get("cookies"))
-        self._http = HttpTransport(
-            http_client, verify=verify, timeout=timeout, max_connections=max_connections
-        )
+        self._tracing = tracing_for(tracing)  # without OpenTelemetry: ImportError now
+        if verify is False:
+            warn_unverified("the agents of this pool")
+        self._given_client = http_client
+        self._max_connections = max_connections
         self._verify = verify
+        self._timeout = timeout
+        self._http: HttpTransport | None = None
         self._registry = registry
-        self._options = {"timeout": timeout, **client_options}
+        self._options = {"timeout": timeout, "logger": logger, "tracing": tracing, **client_options}
         self._clients: dict[str, A2AClient] = {}
         self._learned = LearnedWires()
-        self._closed = False
+
+    def _transport(self) -> HttpTransport:
+        """The shared transport, made again after ``aclose()``."""
+        if self._http is None:
+            self._http = HttpTransport(
+                self._given_client,
+                verify=self._verify,
+                timeout=self._timeout,
+                max_connections=self._max_connections,
+            )
+        return self._http
 
     @property
     def http_client(self) -> AsyncClient:
-        """The shared httpx client."""
-        return self._http.client
+        """The shared httpx client (a new one after ``aclose()``, unless one was given)."""
+        return self._transport().client
 
     @property
     def registry(self) -> AgentRegistry:
@@ -102,10 +129,7 @@ class AgentPool:
         Raises:
             AgentRegistryError: ``url`` is not a URL and names no agent of the registry, or names a group.
             ValueError: a malformed URL.
-            RuntimeError: the pool is closed.
         """
-        if self._closed:
-            raise RuntimeError("this AgentPool is closed")
         found = self._clients.get(url)
         if found is None or found.closed:  # a client its user closed is replaced
             found = self._clients[url] = self._make(url)
@@ -118,14 +142,14 @@ class AgentPool:
 
     def _new_client(self, url: str) -> A2AClient:
         if is_url(url):
-            return A2AClient(url, http_client=self._http.client, **self._options)
+            return A2AClient(url, http_client=self.http_client, **self._options)
         registry = self.registry
         if url not in registry.names() and url in registry:
             raise AgentRegistryError(f"{url!r} is a group of agents: fan out to it instead")
-        options = {**self._options, **registry.get(url).client_options()}
+        options = {**self._options, **registry.entry(url).client_options()}
         # The shared pool was made with the pool's TLS settings; other ones need their own.
         if options.get("verify", True) == self._verify:
-            options["http_client"] = self._http.client
+            options["http_client"] = self.http_client
         return A2AClient(**options)
 
     async def send(
@@ -202,14 +226,14 @@ class AgentPool:
         )  # fmt: skip
 
     async def aclose(self) -> None:
-        """Close every client and the shared pool; clears the cache. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
+        """Close every client and the shared connections; clears the cache. Idempotent; the
+        pool can be used again (new clients, fresh connections)."""
         clients, self._clients = list(self._clients.values()), {}
+        http, self._http = self._http, None
         for client in clients:
             await client.close()
-        await self._http.aclose()
+        if http is not None:
+            await http.aclose()
 
     close = aclose
 

@@ -8,6 +8,7 @@ form groups. YAML needs PyYAML and TOML on Python 3.10 needs tomli (both in the 
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import os
 from collections.abc import Iterator, Mapping
@@ -38,23 +39,36 @@ MAX_REGISTRY_BYTES = 1024 * 1024
 class AgentRegistry:
     """Named agents and groups of them, loaded from a file or a dict.
 
-    ``get(name)`` returns an ``AgentEntry``, ``client(name)`` an ``A2AClient`` configured from
-    it, ``group(name)`` the entries of an explicit group or of a tag, ``resolve(name)`` either
-    (an agent as a one-entry list). ``AgentRegistry.load()`` reads ``$A2A_ANYIO_CONFIG``, else
+    ``AgentRegistry(path)`` reads a file (as ``from_file``). ``entry(name)`` returns an
+    ``AgentEntry`` (``get(name)`` the same, or None for an unknown name), ``client(name)`` an
+    ``A2AClient`` configured from it, ``group(name)`` the entries of an explicit group or of a
+    tag, ``resolve(name)`` either (an agent as a one-entry list); ``names()`` (or ``list()``)
+    the agents' names. ``AgentRegistry.load()`` reads ``$A2A_ANYIO_CONFIG``, else
     ``./agents.yaml``, else ``~/.config/a2a-anyio/agents.yaml`` (``.yml``/``.toml`` too), and
     is empty when there is none.
     """
 
     def __init__(
         self,
-        agents: Mapping[str, AgentEntry] | None = None,
+        agents: Mapping[str, AgentEntry] | str | os.PathLike[str] | None = None,
         groups: Mapping[str, list[str]] | None = None,
         *,
         path: str | Path | None = None,
     ) -> None:
+        """The agents and groups given, or those of the file ``agents`` names.
+
+        Raises:
+            AgentRegistryError: the file cannot be read or is not a valid registry.
+            TypeError: a file given with ``groups`` or ``path``.
+        """
+        if isinstance(agents, (str, os.PathLike)):
+            if groups is not None or path is not None:
+                raise TypeError("AgentRegistry(path) reads its agents and groups from the file")
+            loaded = type(self).from_file(agents)
+            agents, groups, path = loaded._agents, loaded._groups, loaded.path
         self._agents: dict[str, AgentEntry] = dict(agents or {})
         self._groups: dict[str, list[str]] = {k: list(v) for k, v in (groups or {}).items()}
-        self.path = Path(path) if path is not None else None
+        self.path: Path | None = Path(path) if path is not None else None
 
     # -- loading --------------------------------------------------------------------------
 
@@ -69,7 +83,7 @@ class AgentRegistry:
         return cls(agents, groups, path=source)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> AgentRegistry:
+    def from_file(cls, path: str | os.PathLike[str]) -> AgentRegistry:
         """A registry from a ``.yaml``/``.yml`` or ``.toml`` file (JSON is valid YAML).
 
         Raises:
@@ -157,16 +171,20 @@ class AgentRegistry:
             f"no {what} named {name!r} in {self._where()} (known: {known}){hint}"
         )
 
-    def get(self, name: str) -> AgentEntry:
+    def entry(self, name: str) -> AgentEntry:
         """The agent called ``name``; ``AgentRegistryError`` when there is none.
 
         Raises:
-            AgentRegistryError: no agent has that name.
+            AgentRegistryError: no agent has that name (the message lists the known ones).
         """
         try:
             return self._agents[name]
         except KeyError:
             raise self._unknown(name, "agent", self.names()) from None
+
+    def get(self, name: str) -> AgentEntry | None:
+        """The agent called ``name``, or None when there is none."""
+        return self._agents.get(name)
 
     def group(self, name: str) -> list[AgentEntry]:
         """The agents of group ``name``: its explicit members, then the agents tagged with it.
@@ -196,11 +214,18 @@ class AgentRegistry:
 
     def client(self, name: str, **overrides: Any) -> A2AClient:
         """An ``A2AClient`` for agent ``name``: its url, ``Bearer`` token from ``token_env``,
-        headers, cookies, protocol, timeout, ``RetryPolicy(attempts=retries + 1)`` and verify;
-        ``overrides`` (any ``A2AClient`` keyword) win over the entry.
+        headers, cookies, protocol, timeout, ``RetryPolicy(attempts=retries)`` and verify,
+        ``endpoint`` when it has one or a ``path``; ``overrides`` (any ``A2AClient`` keyword)
+        win over the entry.
 
         Raises:
             AgentRegistryError: no agent has that name, or a variable its entry reads is not set.
             ValueError: an option the client refuses.
         """
-        return self.get(name).client(**overrides)
+        return self.entry(name).client(**overrides)
+
+    # The seed API's spelling of names(); defined last: in the class body ``list`` is this
+    # method from here on.
+    def list(self) -> builtins.list[str]:
+        """The agents' names, in file order (the same as ``names()``)."""
+        return self.names()

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from a2a_anyio._client import A2AClient
 from a2a_anyio._errors import A2AClientError
@@ -54,16 +55,19 @@ class AgentEntry:
     """One agent of a registry, as written in its file (``${VAR}`` not yet substituted).
 
     ``url`` is the agent's base URL or card URL; ``endpoint`` a JSON-RPC URL used without
-    discovery (at least one of the two is set). ``protocol`` is ``auto``, ``1.0``, ``0.3``,
-    ``0.2`` or ``legacy``; ``binding`` (``jsonrpc`` or ``rest``) is the preferred binding, the
-    other one being the fallback. ``retries`` counts the retries after the
-    first try (None: the client's default policy). ``source`` and ``where`` name the file
-    and the entry it came from.
+    discovery (at least one of the two is set); ``path`` (``/cstp``) makes ``url`` + ``path``
+    that endpoint, for a plain JSON-RPC service without a card (the card, if any, is still
+    looked up at ``url``). ``protocol`` is ``auto``, ``1.0``, ``0.3``, ``0.2`` or ``legacy``;
+    ``binding`` (``jsonrpc`` or ``rest``) is the preferred binding, the other one being the
+    fallback. ``retries`` is the number of tries in all, the first included
+    (``RetryPolicy(attempts=retries)``; None: the client's default policy, 3 tries).
+    ``source`` and ``where`` name the file and the entry it came from.
     """
 
     name: str
     url: str | None = None
     endpoint: str | None = None
+    path: str | None = None
     description: str | None = None
     token_env: str | None = None
     # Credentials: kept out of the repr.
@@ -133,6 +137,10 @@ class AgentEntry:
             )
         if self.url is not None:
             opts["url"] = self._url(self._expand(self.url, "url", env), "url")
+            if self.path is not None:
+                base = urlsplit(opts["url"])
+                joined = base._replace(path=base.path.rstrip("/") + self.path)
+                opts["endpoint"] = self._url(urlunsplit(joined), "path")
         if self.endpoint is not None:
             opts["endpoint"] = self._url(self._expand(self.endpoint, "endpoint", env), "endpoint")
         if (auth := self.auth(env)) is not None:
@@ -142,7 +150,7 @@ class AgentEntry:
             if table:
                 opts[key] = {k: self._field(key, k, v, env) for k, v in table.items()}
         if self.retries is not None:
-            opts["retry"] = RetryPolicy(attempts=self.retries + 1)
+            opts["retry"] = RetryPolicy(attempts=self.retries)
         return opts
 
     def _url(self, value: str, what: str) -> str:

@@ -14,16 +14,17 @@ from a2a_anyio._http import check_url
 from a2a_anyio._registry_entry import VAR, AgentEntry, AgentRegistryError, header_fault
 
 _AGENT_FIELDS = (
-    "name", "description", "url", "endpoint", "token_env", "headers", "cookies", "protocol",
-    "binding", "timeout_seconds", "retries", "verify", "tags",
+    "name", "description", "url", "path", "endpoint", "token_env", "headers", "cookies",
+    "protocol", "binding", "timeout_seconds", "retries", "verify", "tags",
 )  # fmt: skip
 _DEFAULT_FIELDS = (
-    "token_env", "headers", "cookies", "protocol", "binding", "timeout_seconds", "retries",
-    "verify",
+    "path", "token_env", "headers", "cookies", "protocol", "binding", "timeout_seconds",
+    "retries", "verify",
 )  # fmt: skip
 _TOP_FIELDS = ("defaults", "agents", "groups")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PATH = re.compile(r"^/[^?#\s]*$")
 _BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
 _PROTOCOLS = {
     "auto": "auto",
@@ -190,6 +191,12 @@ class Parser:
         endpoint = self.url(body, "endpoint", where)
         if url is None and endpoint is None:
             raise self.error("an agent needs a url (or an endpoint)", where, "url")
+        if endpoint is not None and "path" in body:
+            raise self.error(
+                "path is joined to the url; endpoint is a whole URL: give one of them",
+                where,
+                "path",
+            )
         description = body.get("description")
         if description is not None and not isinstance(description, str):
             raise self.error(f"must be a string, not {_kind(description)}", where, "description")
@@ -203,6 +210,8 @@ class Parser:
                 "must be a list of names (letters, digits, '_', '.', '-')", where, "tags"
             )
         opts = {**base, **self.options(body, where)}
+        if endpoint is not None:
+            opts.pop("path", None)  # an agent's own endpoint wins over the default path
         headers = {**base.get("headers", {}), **opts.get("headers", {})}
         cookies = {**base.get("cookies", {}), **opts.get("cookies", {})}
         opts.update(headers=headers, cookies=cookies)
@@ -233,6 +242,15 @@ class Parser:
     def options(self, d: Mapping[str, Any], where: str) -> dict[str, Any]:
         """The options shared by ``defaults`` and agents, validated and normalised."""
         out: dict[str, Any] = {}
+        if "path" in d:
+            value = d["path"]
+            if not isinstance(value, str) or not _PATH.match(value):
+                raise self.error(
+                    f"must be a URL path starting with '/' (e.g. /cstp), not {value!r}",
+                    where,
+                    "path",
+                )
+            out["path"] = value
         if "token_env" in d:
             value = d["token_env"]
             if not isinstance(value, str) or not _ENV_NAME.match(value):
@@ -284,9 +302,12 @@ class Parser:
             out["timeout_seconds"] = float(value) if value is not None else None
         if "retries" in d:
             value = d["retries"]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise self.error(
-                    f"must be a whole number, 0 or more, not {value!r}", where, "retries"
+                    f"must be a whole number of tries in all, 1 or more (1: no retry), "
+                    f"not {value!r}",
+                    where,
+                    "retries",
                 )
             out["retries"] = value
         if "verify" in d:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import anyio
 
 from a2a_anyio._errors import A2AClientError, A2AConnectionError, A2ATimeoutError, context_of
+from a2a_anyio._observe import Observer, redacted
 
 T = TypeVar("T")
 
@@ -109,12 +110,14 @@ class RetryPolicy:
         operation: str,
         idempotent: bool,
         until: float = math.inf,
+        observer: Observer | None = None,
     ) -> T:
         """Await ``call()`` until it succeeds or the policy gives up (then its last error, or
         after more than one try a new one saying how many, caused by it).
 
         ``until`` is the call's deadline (``anyio.current_time()`` clock): a wait that would
-        end past it ends the call at once with ``A2ATimeoutError`` instead.
+        end past it ends the call at once with ``A2ATimeoutError`` instead. Each retry is
+        told to ``observer`` (an INFO record, an ``a2a.retry`` span event).
 
         Raises:
             A2AClientError: the last error when the policy gives up, saying so (``.attempts``);
@@ -138,12 +141,25 @@ class RetryPolicy:
                     raise _gave_up(exc, attempt, f"the {self.deadline}s retry deadline") from exc
                 if anyio.current_time() + wait > until:
                     raise _past_deadline(exc, attempt, wait) from exc
+                if observer is not None:
+                    _report(observer, RetryAttempt(attempt, exc, wait, operation), self.attempts)
                 if self.on_retry is not None:
                     outcome = self.on_retry(RetryAttempt(attempt, exc, wait, operation))
                     if inspect.isawaitable(outcome):
                         await outcome
                 await anyio.sleep(wait)
                 attempt += 1
+
+
+def _report(observer: Observer, retry: RetryAttempt, attempts: int) -> None:
+    error = retry.error
+    observer.happened(
+        "a2a.retry",
+        {"attempt": retry.attempt, "delay": retry.delay, "error.type": type(error).__name__},
+        "retrying %s in %.2fs: try %d of %d failed (%s: %s)",
+        retry.operation, retry.delay, retry.attempt, attempts, type(error).__name__,
+        redacted(error.message),
+    )  # fmt: skip
 
 
 def _not_taken(error: A2AClientError) -> bool:
@@ -168,7 +184,7 @@ def _past_deadline(error: A2AClientError, attempts: int, wait: float) -> A2ATime
     if getattr(error, "retry_after", None) is not None:
         asked = "the server asked to retry after"
     return A2ATimeoutError(
-        f"{error.message}; {asked} {wait:g}s, past the call's deadline",
+        f"deadline timeout: {error.message}; {asked} {wait:g}s, past the call's deadline",
         timeout="deadline",
         attempts=attempts,
         events=error.events,

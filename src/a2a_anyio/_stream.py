@@ -28,6 +28,7 @@ from a2a_anyio._errors import (
 from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
+from a2a_anyio._observe import NO_SPAN, Observer, Span, redacted
 from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
@@ -122,6 +123,9 @@ class MessageStream:
     ``max_poll_interval``), and delivers what that shows. Its polls are bounded by the total
     deadline (and whatever scope the caller holds), not by the idle limit.
 
+    Its retries, re-attaches and polls after a refusal are told to ``observer`` (INFO records
+    and span events); ``traced``, it is an operation with a span of its own.
+
     Raises:
         A2AConnectionError: (while it is read) the stream was cut and could not be resumed; ``A2ATimeoutError``
             when no event came within the idle limit, or the whole stream outlasted
@@ -150,6 +154,8 @@ class MessageStream:
         follows: Task | None = None,
         poll_interval: float = POLL_INTERVAL,
         max_poll_interval: float = MAX_POLL_INTERVAL,
+        observer: Observer | None = None,
+        traced: bool = False,
     ) -> None:
         if (opener is None) is (follows is None):
             raise ValueError("a MessageStream opens a stream (opener) or follows a task")
@@ -165,6 +171,9 @@ class MessageStream:
         self._idempotent = idempotent
         self._resubscribe = resubscribe
         self._poll = poll
+        self._observer = observer if observer is not None else Observer()
+        self._traced = traced
+        self._span: Span = NO_SPAN
         self._follower = StreamFollower(
             _no_end_yet,
             resume=resubscribe is not None,
@@ -243,17 +252,21 @@ class MessageStream:
             return
         opener = self._opener
         assert opener is not None
-        try:
-            # Retried only before the first event, and for a send only if it never left.
-            await self._retry.run(
-                lambda: self._connect(opener, first=True),
-                operation=self.method or "stream",
-                idempotent=self._idempotent,
-                until=self._deadline,
-            )
-        except BaseException as exc:
-            await self.aclose()
-            self._raise(exc)
+        if self._traced:
+            self._span = self._observer.tracing.stream(self.method or "stream", self.agent)
+        with self._span.current():
+            try:
+                # Retried only before the first event, and for a send only if it never left.
+                await self._retry.run(
+                    lambda: self._connect(opener, first=True),
+                    operation=self.method or "stream",
+                    idempotent=self._idempotent,
+                    until=self._deadline,
+                    observer=self._observer,
+                )
+            except BaseException as exc:
+                await self._close(exc)
+                self._raise(exc)
 
     async def _connect(self, opener: Opener, *, first: bool = False) -> None:
         """Open one connection; a plain (non-streaming) answer is decoded here. The plain
@@ -293,6 +306,10 @@ class MessageStream:
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
             await self._open()
+        with self._span.current():  # its requests carry the stream's span, its events go there
+            return await self._next_event()
+
+    async def _next_event(self) -> StreamEvent:
         follower = self._follower
         try:
             while self._state != "done":
@@ -329,7 +346,7 @@ class MessageStream:
                     raise action.error
                 # DROP (a replay after a re-attach), or a re-attached stream to read
         except BaseException as exc:
-            await self.aclose()
+            await self._close(exc)
             self._raise(exc)
         await self.aclose()
         raise StopAsyncIteration
@@ -361,8 +378,18 @@ class MessageStream:
         task_id = follower.task_id
         assert task_id is not None and self._resubscribe is not None
         await self._drop_connection()
-        if action.error is not None and _retry.delays_enabled():  # a follow-up's start: at once
-            await self._within(anyio.sleep(self._retry.delay(action.attempt, action.error)))
+        cut = action.error  # None: a follow-up's start, at once
+        if cut is None:
+            self._observer.logger.debug("following task %s up: re-attaching", task_id)
+        else:
+            self._observer.happened(
+                "a2a.resume",
+                {"attempt": action.attempt, "error.type": type(cut).__name__},
+                "re-attaching to task %s (attempt %d): %s: %s",
+                task_id, action.attempt, type(cut).__name__, redacted(cut.message),
+            )  # fmt: skip
+            if _retry.delays_enabled():
+                await self._within(anyio.sleep(self._retry.delay(action.attempt, cut)))
         try:
             await self._connect(self._resubscribe(task_id))
         except A2AClientError as exc:
@@ -377,8 +404,12 @@ class MessageStream:
         task_id = follower.task_id
         assert task_id is not None and self._poll is not None
         await self._drop_connection()
-        if action.attempt == 1 and self.idle_timeout is not None and self._follows is None:
-            self._poll_deadline = anyio.current_time() + self.idle_timeout
+        if action.attempt == 1:  # the first poll is the one after a refused re-attach
+            self._observer.happened(
+                "a2a.poll", {}, "polling task %s: the agent refused to re-attach", task_id
+            )
+            if self.idle_timeout is not None and self._follows is None:
+                self._poll_deadline = anyio.current_time() + self.idle_timeout
         wait = min(self._poll_interval * 1.5 ** (action.attempt - 2), self._max_poll_interval)
         with anyio.CancelScope(deadline=min(self._poll_deadline, self._deadline)) as scope:
             if action.attempt > 1:
@@ -466,7 +497,12 @@ class MessageStream:
 
     async def aclose(self) -> None:
         """Release the connection now; iteration stops. Safe to call more than once."""
+        await self._close(None)
+
+    async def _close(self, error: BaseException | None) -> None:
+        """Release the connection and end the span with what the stream came to."""
         self._state = "done"
+        self._span.end(self.message or self.task, self._context, error)
         await self._drop_connection()
 
 

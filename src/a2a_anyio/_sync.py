@@ -169,7 +169,7 @@ class SyncA2AClient:
         self, portal: BlockingPortal, client: A2AClient, backend: str, stack: ExitStack | None
     ) -> None:
         self._client = client
-        self._calls = Calls(portal, type(self).__name__)
+        self._calls = Calls(portal, type(self).__name__, client._observer.tracing)
         self._stack = stack
         self._streams = weakref.WeakSet()
         self._close_lock = threading.Lock()
@@ -430,10 +430,13 @@ class SyncA2AClient:
         include_artifacts: bool = False,
         timeout: Timeout = CLIENT_TIMEOUT,
     ) -> TaskPage:
-        """One page of tasks, most recently updated first (v1.0 agents only).
+        """One page of tasks, most recently updated first. v1.0 agents list tasks; v0.3
+        agents are asked with ``tasks/list`` or ``GET /v1/tasks`` (the spec's draft after
+        v0.3), which few serve; v0.2 JSON-RPC and ``tasks/send`` agents are not asked.
 
         Raises:
-            UnsupportedOperationError: the agent does not list tasks (no A2A version before 1.0 does).
+            UnsupportedOperationError: the agent does not list tasks: it answered as if it had no such method
+                (JSON-RPC -32601; over HTTP+JSON 404, 405 or 501), or it speaks v0.2 JSON-RPC or ``tasks/send``.
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """

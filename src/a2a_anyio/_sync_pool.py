@@ -39,7 +39,7 @@ class SyncAgentPool:
             self._pool = portal.call(functools.partial(AgentPool, **options))
             self._stack = stack.pop_all()
         self.backend = backend
-        self._calls = Calls(portal, type(self).__name__)
+        self._calls = Calls(portal, type(self).__name__, self._pool._tracing)
         self._clients: dict[str, SyncA2AClient] = {}  # changed in the loop's thread only
         self._lock = threading.Lock()
 

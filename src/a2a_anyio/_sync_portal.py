@@ -16,6 +16,7 @@ from a2a_anyio._client import EventCallback
 from a2a_anyio._model import (
     StreamEvent,
 )
+from a2a_anyio._observe import NO_TRACING, Tracing
 
 T = TypeVar("T")
 
@@ -28,11 +29,14 @@ class Calls:
     ended, so that nothing is closed under a call that still uses it. A call interrupted in
     the waiting thread (``KeyboardInterrupt``, say) cancels its task in the portal, so the
     connection it holds is released instead of being left to run on.
+
+    With ``tracing``, the caller's current span is the parent of the spans of the call.
     """
 
-    def __init__(self, portal: BlockingPortal, owner: str) -> None:
+    def __init__(self, portal: BlockingPortal, owner: str, tracing: Tracing = NO_TRACING) -> None:
         self.portal = portal
         self.owner = owner
+        self._tracing = tracing
         self.closed = False  # written in the loop's thread only
         self._scopes: set[anyio.CancelScope] = set()  # the loop's thread only
         self._idle: anyio.Event | None = None
@@ -42,7 +46,7 @@ class Calls:
         if self.closed:
             raise RuntimeError(f"this {self.owner} is closed")
         try:
-            future = self.portal.start_task_soon(self._guarded, func)
+            future = self.portal.start_task_soon(self._guarded, func, self._tracing.capture())
         except RuntimeError:
             if self.closed:  # closed (and the portal stopped) since the check above
                 raise RuntimeError(f"this {self.owner} is closed") from None
@@ -54,10 +58,10 @@ class Calls:
                 future.cancel()
             raise
 
-    async def _guarded(self, func: Callable[[], Awaitable[T]]) -> T:
+    async def _guarded(self, func: Callable[[], Awaitable[T]], tracing_context: object) -> T:
         if self.closed:
             raise RuntimeError(f"this {self.owner} is closed")
-        with anyio.CancelScope() as scope:
+        with anyio.CancelScope() as scope, self._tracing.restored(tracing_context):
             self._scopes.add(scope)
             try:
                 return await func()

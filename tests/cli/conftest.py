@@ -222,7 +222,7 @@ def registry_env(
     down = f"http://127.0.0.1:{closed_port()}"
     (tmp_path / "agents.yaml").write_text(
         f"""\
-defaults: {{timeout_seconds: 20, retries: 0}}
+defaults: {{timeout_seconds: 20, retries: 1}}
 agents:
   - name: strict
     url: {strict_server}

@@ -3,25 +3,35 @@ and registry names wherever the library takes a URL (AgentPool, fan_out, fan_out
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
 
 from a2a_anyio import (
     A2AClientError,
+    A2AHTTPError,
     AgentEntry,
     AgentPool,
     AgentRegistry,
     AgentRegistryError,
+    MethodNotFoundError,
     Task,
     TaskState,
     fan_out,
     fan_out_stream,
+    no_retry_delays,
 )
 from a2a_anyio._registry import MAX_REGISTRY_BYTES
+from a2a_anyio.testing import serve_app
 
 ISSUE_YAML = """\
 defaults: {timeout_seconds: 30, retries: 3}
@@ -73,18 +83,18 @@ def test_the_issue_example_in_yaml_and_toml(tmp_path: Path, name: str, text: str
     reg = AgentRegistry.from_file(write(tmp_path, name, text))
     assert reg.names() == ["security-policy", "local"]
     assert [e.name for e in reg.group("reviewers")] == ["security-policy", "local"]
-    sec = reg.get("security-policy")
+    sec = reg.entry("security-policy")
     assert sec.url == "https://security.example.com"
     assert (sec.token_env, sec.timeout_seconds, sec.retries, sec.tags) == (
         "SECURITY_TOKEN", 30.0, 3, ("reviewers",),
     )  # fmt: skip
-    assert reg.get("local").headers == {"X-Api-Key": "${LOCAL_KEY}"}  # not substituted yet
+    assert reg.entry("local").headers == {"X-Api-Key": "${LOCAL_KEY}"}  # not substituted yet
 
     opts = sec.client_options(ENV)
     assert opts["auth"] == "Bearer sec-token"
-    assert opts["retry"].attempts == 4  # retries: 3 means 3 retries after the first try
+    assert opts["retry"].attempts == 3  # retries: 3 means 3 tries in all
     assert opts["timeout"] == 30.0
-    assert reg.get("local").client_options(ENV)["headers"] == {"X-Api-Key": "local-key"}
+    assert reg.entry("local").client_options(ENV)["headers"] == {"X-Api-Key": "local-key"}
 
 
 @pytest.mark.anyio
@@ -97,7 +107,7 @@ async def test_client_is_configured_from_the_entry(
     async with reg.client("security-policy") as client:
         assert client.url == "https://security.example.com"
         assert client.timeout == 30.0
-        assert client.retry.attempts == 4
+        assert client.retry.attempts == 3
         assert client._credentials.headers["Authorization"] == "Bearer sec-token"
     async with reg.client("local", timeout=5.0) as client:  # overrides win
         assert client.timeout == 5.0
@@ -148,7 +158,7 @@ def test_options_are_normalised_and_defaults_merge(
         """,
     )
     reg = AgentRegistry.from_file(path)
-    one, two = reg.get("one"), reg.get("two")
+    one, two = reg.entry("one"), reg.entry("two")
     assert one.headers == {"X-Team": "blue", "X-Env": "dev"}
     assert (one.protocol, one.binding, one.verify, one.timeout_seconds) == (
         "1.0",
@@ -176,25 +186,27 @@ def test_interpolation_defaults_escapes_and_urls() -> None:
             ]
         }
     )
-    opts = reg.get("a").client_options({"KEY": "42"})
+    opts = reg.entry("a").client_options({"KEY": "42"})
     assert opts["url"] == "https://a.test/base"
     assert opts["headers"] == {"X-Price": "$5", "X-Key": "k-42"}
     assert opts["cookies"] == {"session": "anon"}
-    assert reg.get("a").secrets({"KEY": "42"}) == ["42"]
+    assert reg.entry("a").secrets({"KEY": "42"}) == ["42"]
 
 
 def test_a_missing_variable_names_itself_the_file_the_entry_and_the_field(tmp_path: Path) -> None:
     reg = AgentRegistry.from_file(write(tmp_path, "agents.yaml", ISSUE_YAML))
     with pytest.raises(AgentRegistryError) as info:
-        reg.get("local").client_options({})
+        reg.entry("local").client_options({})
     msg = str(info.value)
     assert "LOCAL_KEY" in msg and "agents.yaml" in msg and "local" in msg and "X-Api-Key" in msg
     assert info.value.variable == "LOCAL_KEY"
     with pytest.raises(AgentRegistryError, match="SECURITY_TOKEN is not set") as info:
-        reg.get("security-policy").auth({})
+        reg.entry("security-policy").auth({})
     assert info.value.field == "token_env"
     # Another agent's missing variable does not matter.
-    assert reg.get("security-policy").client_options({"SECURITY_TOKEN": "t"})["auth"] == "Bearer t"
+    assert (
+        reg.entry("security-policy").client_options({"SECURITY_TOKEN": "t"})["auth"] == "Bearer t"
+    )
     assert isinstance(info.value, A2AClientError) and isinstance(info.value, ValueError)
 
 
@@ -214,6 +226,12 @@ def test_a_missing_variable_names_itself_the_file_the_entry_and_the_field(tmp_pa
             ["'timeout_seconds'", "-1"],
         ),
         ("agents: [{name: a, url: http://a.test, retries: 1.5}]", ["'retries'", "whole number"]),
+        ("agents: [{name: a, url: http://a.test, retries: 0}]", ["'retries'", "1: no retry"]),
+        ("agents: [{name: a, url: http://a.test, path: cstp}]", ["'path'", "starting with '/'"]),
+        (
+            "agents: [{name: a, endpoint: http://a.test/rpc, path: /cstp}]",
+            ["'path'", "give one of them"],
+        ),
         (
             "agents: [{name: a, url: http://a.test, protocol: 2.0}]",
             ["'protocol'", "auto, 1.0, 0.3, 0.2 or legacy"],
@@ -280,14 +298,131 @@ def test_toml_errors_and_the_mapping_form(tmp_path: Path) -> None:
             url = "http://alpha.test"
             [agents.beta]
             url = "http://beta.test"
-            retries = 0
+            retries = 1
             """,
         )
     )
     assert reg.names() == ["alpha", "beta"]
-    assert reg.get("beta").client_options({})["retry"].attempts == 1
+    assert reg.entry("beta").client_options({})["retry"].attempts == 1
     with pytest.raises(AgentRegistryError, match="cannot read the registry"):
         AgentRegistry.from_file(tmp_path / "missing.yaml")
+
+
+# The agents.yaml of the JSON-RPC client with retries, registry and CLI, as its users have it
+# (its blank lines between agents hold four spaces).
+SEED_YAML = """\
+agents:
+  - name: "security-policy"
+    url: "https://security.example.com"
+    token_env: "CSTP_TOKEN_SECURITY"
+{blank}
+  - name: "claude-ops"
+    url: "https://claude-ops.example.com"
+    token_env: "CSTP_TOKEN_CLAUDE"
+{blank}
+  - name: "local"
+    url: "http://localhost:8100"
+    token_env: "CSTP_TOKEN_LOCAL"
+
+defaults:
+  timeout_seconds: 30
+  retries: 3
+""".format(blank="    ")
+
+
+def test_the_seed_registry_file_loads_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "config" / "agents.yaml"
+    path.parent.mkdir()
+    path.write_text(SEED_YAML)
+    reg = AgentRegistry(path)  # that registry's constructor: AgentRegistry(config_path)
+    assert reg.list() == reg.names() == ["security-policy", "claude-ops", "local"]
+    assert AgentRegistry(str(path)).list() == reg.list()
+    assert reg.get("nope") is None  # get() as there; entry() raises
+    with pytest.raises(AgentRegistryError, match="no agent named 'nope'"):
+        reg.entry("nope")
+    local = reg.get("local")
+    assert local is not None and reg.entry("local") is local
+    opts = local.client_options({"CSTP_TOKEN_LOCAL": "tok"})
+    assert (opts["url"], opts["auth"], opts["timeout"]) == (
+        "http://localhost:8100",
+        "Bearer tok",
+        30.0,
+    )
+    assert opts["retry"].attempts == 3  # retries: 3 is 3 tries in all, as its loop makes them
+    with pytest.raises(TypeError, match="from the file"):
+        AgentRegistry(path, groups={})
+
+
+def test_a_path_makes_the_url_a_json_rpc_endpoint() -> None:
+    reg = AgentRegistry.from_dict(
+        {
+            "defaults": {"path": "/cstp"},
+            "agents": [
+                {"name": "a", "url": "https://a.test/"},
+                {"name": "b", "url": "https://b.test/base", "path": "/rpc"},
+                {"name": "c", "endpoint": "https://c.test/jsonrpc"},  # its own endpoint wins
+            ],
+        }
+    )
+    a, b, c = (reg.entry(n).client_options({}) for n in "abc")
+    assert (a["url"], a["endpoint"]) == ("https://a.test/", "https://a.test/cstp")
+    assert b["endpoint"] == "https://b.test/base/rpc"
+    assert c["endpoint"] == "https://c.test/jsonrpc" and reg.entry("c").path is None
+
+
+@contextlib.asynccontextmanager
+async def cstp_service() -> AsyncIterator[tuple[str, list[str]]]:
+    """A plain JSON-RPC service at /cstp on 127.0.0.1: no card, no A2A. ``cstp.busy`` is
+    answered with HTTP 429; every request is noted as "VERB /path"."""
+    seen: list[str] = []
+
+    async def rpc(request: Request) -> Response:
+        seen.append(f"{request.method} {request.url.path}")
+        body = await request.json()
+        if body["method"] == "cstp.busy":
+            return PlainTextResponse("slow down", 429)
+        if body["method"] != "cstp.queryDecisions":
+            error = {"code": -32601, "message": "Method not found"}
+            return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "error": error})
+        decisions = [{"id": "d-1", "title": f"about {body['params']['query']}"}]
+        auth = request.headers.get("authorization")
+        result = {"decisions": decisions, "auth": auth}
+        return JSONResponse({"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+    async def elsewhere(request: Request) -> Response:
+        seen.append(f"{request.method} {request.url.path}")
+        return PlainTextResponse("Not Found", 404)
+
+    app = Starlette(
+        routes=[
+            Route("/cstp", rpc, methods=["POST"]),
+            Route("/{rest:path}", elsewhere, methods=["GET", "POST"]),
+        ]
+    )
+    async with serve_app(app) as url:
+        yield url, seen
+
+
+@pytest.mark.anyio
+async def test_a_plain_json_rpc_service_is_called_by_naming_its_path_once(tmp_path: Path) -> None:
+    """The seed's file, its url pointing at a real service without a card, and one line
+    added (``path: /cstp`` in ``defaults``): call() reaches it, and ``retries: 3`` makes 3
+    tries in all."""
+    async with cstp_service() as (url, seen):
+        text = SEED_YAML.replace("http://localhost:8100", url)
+        text = text.replace("defaults:\n", "defaults:\n  path: /cstp\n")
+        reg = AgentRegistry(write(tmp_path, "agents.yaml", text))
+        async with reg.entry("local").client({"CSTP_TOKEN_LOCAL": "tok"}) as client:
+            result = await client.call("cstp.queryDecisions", {"query": "db"})
+            with pytest.raises(MethodNotFoundError):
+                await client.call("cstp.unknown", {})
+            served = list(seen)
+            with no_retry_delays(), pytest.raises(A2AHTTPError) as info:
+                await client.call("cstp.busy", {})
+    assert result == {"decisions": [{"id": "d-1", "title": "about db"}], "auth": "Bearer tok"}
+    assert served == ["POST /cstp", "POST /cstp"]  # no card asked for
+    assert (info.value.status_code, info.value.attempts) == (429, 3)
+    assert seen[2:] == ["POST /cstp"] * 3
 
 
 def test_unknown_names_list_what_exists() -> None:
@@ -295,7 +430,8 @@ def test_unknown_names_list_what_exists() -> None:
     with pytest.raises(
         AgentRegistryError, match=r"no agent named 'alpa'.*known: alpha.*did you mean 'alpha'"
     ):
-        reg.get("alpa")
+        reg.entry("alpa")
+    assert reg.get("alpa") is None
     with pytest.raises(AgentRegistryError, match="no group named 'ops'"):
         reg.group("ops")
     assert AgentEntry("x", url="http://x.test").client_options({})["url"] == "http://x.test"
@@ -421,7 +557,7 @@ def test_header_and_ca_bundle_values_are_checked(tmp_path: Path) -> None:
                 {"name": "a", "url": "http://a.test", "headers": {"X": "${V}"}, "verify": "ca.pem"}
             ]
         }
-    ).get("a")
+    ).entry("a")
     with pytest.raises(AgentRegistryError, match="no CA bundle file") as info:
         entry.client_options({"V": "ok"})
     assert info.value.field == "verify"

@@ -61,7 +61,7 @@ _VOLATILE = [
 ]
 
 REGISTRY = """\
-defaults: {timeout_seconds: 30, retries: 1}
+defaults: {timeout_seconds: 30, retries: 2}
 agents:
   - name: strict
     url: http://127.0.0.1:41000

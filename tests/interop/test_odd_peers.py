@@ -16,8 +16,10 @@ import pytest
 
 from a2a_anyio import (
     A2AClient,
+    A2AHTTPError,
     A2ATimeoutError,
     AgentPool,
+    MethodNotFoundError,
     Task,
     TaskNotFoundError,
     TaskState,
@@ -208,3 +210,24 @@ async def test_a_rest_url_ending_in_v1_reaches_the_sdk03_server(sdk03_server: st
         "POST /a2a/rest/v1/message:send",
         f"GET /a2a/rest/v1/tasks/{sent.id}",
     ]
+
+
+# -- listing tasks: asked of a v0.3 server that does not list them -----------------------------
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_the_sdk03_server_does_not_list_tasks(sdk03_server: str, binding: str) -> None:
+    """a2a-sdk 0.3.x has no ``tasks/list`` (-32601: UnsupportedOperationError). Its
+    HTTP+JSON adapter routes GET /v1/tasks to a handler that raises NotImplementedError: an
+    HTTP 500, which the client cannot tell from any other failure (A2AHTTPError)."""
+    async with A2AClient(sdk03_server, bindings=(binding,)) as client:
+        if binding == "jsonrpc":
+            with pytest.raises(UnsupportedOperationError, match="does not serve") as info:
+                await client.list_tasks()
+            assert isinstance(info.value.__cause__, MethodNotFoundError)
+        else:
+            with pytest.raises(A2AHTTPError) as failed:
+                await client.list_tasks(context_id="c-1")
+            assert (failed.value.status_code, failed.value.method) == (500, "GET /v1/tasks")
+        sent = await client.send_message("hello")  # still on the same wire
+    assert isinstance(sent, Task) and sent.status.state is TaskState.COMPLETED

@@ -192,8 +192,11 @@ async def test_get_list_cancel_subscribe(target: Target) -> None:
             page = await client.list_tasks(context_id=started.context_id, limit=10)
             assert [t.id for t in page.tasks] == [started.id]
             assert page.next_cursor is None
-        else:
-            with pytest.raises(UnsupportedOperationError):
+        elif bindings == ("jsonrpc",):  # tasks/list answered -32601
+            with pytest.raises(UnsupportedOperationError, match="does not serve tasks/list"):
+                await client.list_tasks()
+        else:  # its v1.0 route takes GET /v1/tasks, "v1" as the tenant, and refuses v0.3
+            with pytest.raises(VersionNotSupportedError):
                 await client.list_tasks()
 
         async with client.subscribe(started.id) as stream:

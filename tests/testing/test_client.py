@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from a2a_anyio import (
+    AgentPool,
     Message,
     Task,
     TaskArtifactUpdateEvent,
@@ -17,7 +18,7 @@ from a2a_anyio import (
     TaskStatusUpdateEvent,
     UnsupportedOperationError,
 )
-from a2a_anyio.testing import FakeAgent, SkillContext, artifact, reply, status
+from a2a_anyio.testing import FakeAgent, Fault, SkillContext, artifact, reply, status
 from a2a_anyio.testing._skills import Emit
 
 from ._helpers import Gate, client_for, send_task, wait_until
@@ -141,10 +142,6 @@ async def test_list_tasks(dialect: str, mode: str) -> None:
         first = await send_task(client, "a", context_id="ctx")
         second = await send_task(client, "b", context_id="ctx")
         await client.send_message("c")
-        if dialect != "1.0":
-            with pytest.raises(UnsupportedOperationError):
-                await client.list_tasks()
-            return
         page = await client.list_tasks(context_id="ctx", limit=1)
         rest = await client.list_tasks(context_id="ctx", limit=1, cursor=page.next_cursor)
         done = await client.list_tasks(status=TaskState.COMPLETED, include_artifacts=True)
@@ -154,6 +151,55 @@ async def test_list_tasks(dialect: str, mode: str) -> None:
     assert rest.next_cursor is None
     assert len(done.tasks) == 3
     assert done.tasks[-1].text == "report on a (continued)"
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_a_v03_agent_lists_tasks_over_both_bindings(binding: str, mode: str) -> None:
+    """The v0.3 FakeAgent serves ``tasks/list`` and ``GET /v1/tasks``; one that answers as
+    if it had no such method (a fault here) is UnsupportedOperationError."""
+    agent = make_agent("0.3", binding="both")
+    async with client_for(agent, mode, bindings=(binding,)) as client:
+        first = await send_task(client, "a", context_id="ctx")
+        await send_task(client, "b", context_id="other")
+        page = await client.list_tasks(context_id="ctx", include_artifacts=True)
+        working = await client.list_tasks(status=TaskState.WORKING)
+        agent.faults.append(
+            Fault(op="list", times=1, error=-32601)
+            if binding == "jsonrpc"
+            else Fault(op="list", times=1, http_status=404)
+        )
+        with pytest.raises(UnsupportedOperationError, match="does not serve"):
+            await client.list_tasks()
+        again = await client.list_tasks(limit=1)
+    assert [t.id for t in page.tasks] == [first.id]
+    assert page.tasks[0].artifacts[0].text == "report on a (continued)"
+    assert (page.next_cursor, page.total_size) == (None, 1)
+    assert working.tasks == []
+    assert (len(again.tasks), again.total_size) == (1, 2) and again.next_cursor is not None
+    listed = [r for r in agent.requests if r.op == "list"]
+    expected = "POST /a2a" if binding == "jsonrpc" else "GET /rest/v1/tasks"
+    assert {f"{r.method} {r.path}" for r in listed} == {expected}
+    assert {r.rpc_method for r in listed} == {"tasks/list" if binding == "jsonrpc" else None}
+
+
+async def test_a_pool_sends_again_after_aclose(dialect: str) -> None:
+    """As a messenger's close() must: the pool's clients and connections are closed, and
+    the next send opens new ones (over 127.0.0.1)."""
+    agent = make_agent(dialect)
+    async with agent.serve():
+        pool = AgentPool()
+        first = await pool.send(agent.url, text="one")
+        old_http, old_client = pool.http_client, pool.client(agent.url)
+        await pool.aclose()
+        assert old_http.is_closed and old_client.closed
+        second = await pool.send(agent.url, text="two")
+        assert pool.http_client is not old_http and not pool.http_client.is_closed
+        assert pool.client(agent.url) is not old_client
+        await pool.aclose()
+        await pool.aclose()
+    assert first == {"text": "report on one (continued)"}
+    assert second == {"text": "report on two (continued)"}
+    assert [r.op for r in agent.requests].count("card") == 2  # a new client, its own card
 
 
 async def test_push_configs_and_extended_card(dialect: str, mode: str) -> None:

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 import httpx
 import pytest
 
 from a2a_anyio import (
+    NO_RETRY,
+    A2AClient,
     A2AHTTPError,
     A2AServerError,
+    A2ATimeoutError,
     Task,
+    TaskNotFoundError,
     TaskState,
+    fan_out,
+    merge_streams,
 )
 from a2a_anyio.testing import FakeAgent, Fault, SkillContext, artifact, status
 from a2a_anyio.testing._skills import Emit
@@ -249,3 +257,95 @@ async def test_recorded_requests(mode: str) -> None:
     assert agent.requests_for("send") == [send]
     agent.clear_requests()
     assert agent.requests == []
+
+
+# -- every timeout says so -------------------------------------------------------------------
+
+
+async def _timeout_of(call: Awaitable[object]) -> A2ATimeoutError:
+    with pytest.raises(A2ATimeoutError) as info:
+        await call
+    return info.value
+
+
+@on_mock_clock()
+async def test_the_message_of_every_timeout_says_timeout() -> None:
+    """The time limits a slow agent runs into, each from the place that builds its error:
+    the call's deadline (no answer, an unfinished task, a Retry-After past it), a stream's
+    idle limit and total deadline, a fan-out's deadline and a merged stream's."""
+    agent = counting_agent()
+    gate = anyio.Event()
+
+    @agent.skill("slow")
+    async def slow(ctx: SkillContext) -> AsyncIterator[Emit]:
+        yield status("working")
+        await gate.wait()
+
+    found: dict[str, A2ATimeoutError] = {}
+    async with client_for(agent, "inproc", timeout=10) as client:
+        agent.fault("send", delay=60, times=1)
+        found["no answer"] = await _timeout_of(client.send_message("x"))
+        started = await client.send_message("x", metadata={"skillId": "slow"}, blocking=False)
+        assert isinstance(started, Task)
+        found["unfinished"] = await _timeout_of(client.wait(started.id, timeout=5))
+        agent.fault("get", http_status=503, retry_after=60, times=1)
+        found["retry after"] = await _timeout_of(client.get_task("t"))
+        agent.fault("stream", event_delay=30, times=2)
+        found["idle"] = await _timeout_of(client.stream_message("x", idle_timeout=1).result())
+        total = client.stream_message("x", idle_timeout=60, total_timeout=40)
+        found["stream deadline"] = await _timeout_of(total.result())
+        agent.fault("send", delay=60, times=1)
+        [result] = await fan_out([client], "x", timeout=1)
+        assert isinstance(result.error, A2ATimeoutError)
+        found["fan-out"] = result.error
+        agent.fault("stream", event_delay=30, times=1)
+        async with merge_streams({"a": client.stream_message("x")}, timeout=1) as merged:
+            [item] = [item async for item in merged if item.error is not None]
+        assert isinstance(item.error, A2ATimeoutError)
+        found["merged"] = item.error
+        gate.set()
+    assert {k: e.timeout for k, e in found.items()} == {
+        "no answer": "deadline",
+        "unfinished": "deadline",
+        "retry after": "deadline",
+        "idle": "stream-idle",
+        "stream deadline": "deadline",
+        "fan-out": "deadline",
+        "merged": "deadline",
+    }
+    for error in found.values():
+        assert "timeout" in str(error), str(error)
+    assert "the task was not finished" in str(found["unfinished"])
+
+
+async def test_the_network_timeouts_of_httpx_say_timeout() -> None:
+    """Read and pool timeouts happen in httpx's network transport, over real sockets: in
+    real time (bounded to a fraction of a second each), not on a virtual clock."""
+    agent = counting_agent()
+    reads = httpx.AsyncClient(timeout=httpx.Timeout(10, read=0.2))
+    one = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(10, pool=0.2))  # fmt: skip
+    with anyio.fail_after(20):
+        async with (
+            agent.serve(),
+            A2AClient(agent.url, http_client=reads, timeout=None, retry=NO_RETRY) as reader,
+            A2AClient(agent.url, http_client=one, timeout=None, retry=NO_RETRY) as pooled,
+            reads,
+            one,
+        ):
+            agent.fault("send", delay=0.6, times=1)
+            read = await _timeout_of(reader.send_message("x"))
+            await pooled.get_card()
+            agent.fault("get", delay=0.6, times=1)
+            async with anyio.create_task_group() as tg:
+                busy = functools.partial(pooled.get_task, "t")  # holds the one connection
+                tg.start_soon(_ignore, busy)
+                await wait_until(lambda: len(agent.requests_for("get")) == 1)
+                pool = await _timeout_of(pooled.get_task("t"))
+    assert (read.timeout, pool.timeout) == ("read", "pool")
+    assert str(read).startswith("read timeout from ")
+    assert str(pool).startswith("pool timeout: no free connection for ")
+
+
+async def _ignore(call: Callable[[], Awaitable[object]]) -> None:
+    with contextlib.suppress(TaskNotFoundError):
+        await call()

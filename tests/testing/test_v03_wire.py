@@ -469,3 +469,68 @@ async def test_rest_cancel_subscribe_push_and_errors(mode: str) -> None:
     assert (missing.status_code, missing.json()) == (404, {"message": "Task not found"})
     assert parts.status_code == 422
     assert no_card.status_code == 404
+
+
+# -- listing tasks (the spec's draft after v0.3: tasks/list, GET /v1/tasks) --------------
+
+
+async def test_v03_lists_tasks_over_both_bindings(mode: str) -> None:
+    agent = FakeAgent(dialect="0.3", binding="both")
+    async with connect(agent, mode) as http:
+        ids = []
+        for i, context in enumerate(("ctx-a", "ctx-a", "ctx-b")):
+            sent = await rpc(
+                http, agent.rpc_url, "message/send", {"message": v03_message(f"t{i}", contextId=context)}
+            )  # fmt: skip
+            ids.append(sent["result"]["id"])
+        first = await rpc(http, agent.rpc_url, "tasks/list", {"pageSize": 2})
+        token = first["result"]["nextPageToken"]
+        second = await rpc(
+            http, agent.rpc_url, "tasks/list", {"pageSize": 2, "pageToken": token, "lastUpdatedAfter": 0}
+        )  # fmt: skip
+        ctx = await rpc(
+            http,
+            agent.rpc_url,
+            "tasks/list",
+            {"contextId": "ctx-a", "status": "completed", "includeArtifacts": True},
+        )
+        later = await rpc(http, agent.rpc_url, "tasks/list", {"lastUpdatedAfter": 4102444800000})
+        bad = await rpc(http, agent.rpc_url, "tasks/list", {"status": "running"})
+        base = agent.rest_url + "/v1"
+        query = {"contextId": "ctx-b", "status": "TASK_STATE_COMPLETED", "historyLength": "0"}
+        rest = await http.get(base + "/tasks", params=query)
+        too_big = await http.get(base + "/tasks", params={"pageSize": "101"})
+    r1, r2 = first["result"], second["result"]
+    assert [t["id"] for t in r1["tasks"]] == [ids[2], ids[1]]
+    assert (r1["pageSize"], r1["totalSize"]) == (2, 3) and token
+    assert all(t["kind"] == "task" and "artifacts" not in t for t in r1["tasks"])
+    assert ([t["id"] for t in r2["tasks"]], r2["nextPageToken"]) == ([ids[0]], "")
+    assert [t["id"] for t in ctx["result"]["tasks"]] == [ids[1], ids[0]]
+    assert ctx["result"]["tasks"][0]["artifacts"][0]["parts"] == [{"kind": "text", "text": "t1"}]
+    assert later["result"]["tasks"] == []
+    assert bad["error"]["code"] == -32602
+    assert rest.status_code == 200
+    assert scrub(rest.json()) == {
+        "tasks": [
+            {
+                "id": "<id>",
+                "contextId": "ctx-b",
+                "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "<ts>"},
+            }
+        ],
+        "nextPageToken": "",
+        "pageSize": 50,
+        "totalSize": 1,
+    }
+    assert rest.json()["tasks"][0]["id"] == ids[2]
+    assert (too_big.status_code, too_big.json()) == (
+        422,
+        {"message": "pageSize must be between 1 and 100"},
+    )
+
+
+async def test_a_v02_agent_has_no_tasks_list(mode: str) -> None:
+    agent = FakeAgent(dialect="0.2")
+    async with connect(agent, mode) as http:
+        answer = await rpc(http, agent.rpc_url, "tasks/list", {})
+    assert answer["error"] == {"code": -32601, "message": "Method not found"}

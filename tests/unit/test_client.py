@@ -371,12 +371,34 @@ async def test_list_tasks() -> None:
     assert {c["method"] for c in agent.calls} == {"ListTasks"}
 
 
-async def test_list_tasks_is_not_in_v03() -> None:
+async def test_a_v03_agent_is_asked_with_tasks_list() -> None:
     agent = v03_agent()
+    page = {"tasks": [V03_TASK], "nextPageToken": "n-2", "pageSize": 1, "totalSize": 4}
+    agent.results["tasks/list"] = page
     async with connect(agent) as client:
-        with pytest.raises(UnsupportedOperationError, match="list"):
+        got = await client.list_tasks("c-1", 1, status=TaskState.COMPLETED, history_length=0)
+    assert [t.id for t in got.tasks] == ["t-1"]
+    assert (got.next_cursor, got.page_size, got.total_size) == ("n-2", 1, 4)
+    assert [(c["method"], c["params"]) for c in agent.calls] == [
+        (
+            "tasks/list",
+            {"contextId": "c-1", "pageSize": 1, "status": "completed", "historyLength": 0},
+        )
+    ]
+
+
+async def test_a_v03_agent_without_tasks_list_is_unsupported_and_keeps_its_wire() -> None:
+    """-32601 to tasks/list says the agent does not list tasks, not that it speaks another
+    dialect: the client stays on the interface it uses (here: not its HTTP+JSON one)."""
+    rest = {"url": BASE + "/rest", "transport": "HTTP+JSON"}
+    agent = FakeAgent(v03_card(additionalInterfaces=[{"url": RPC_URL, "transport": "JSONRPC"}, rest]))  # fmt: skip
+    agent.results["message/send"] = V03_TASK  # tasks/list: -32601, as unknown methods get
+    async with connect(agent) as client:
+        with pytest.raises(UnsupportedOperationError, match="does not serve tasks/list") as info:
             await client.list_tasks()
-    assert agent.calls == []
+        assert isinstance(info.value.__cause__, MethodNotFoundError)
+        assert isinstance(await client.send_message("hi"), Task)
+    assert [c["method"] for c in agent.calls] == ["tasks/list", "message/send"]
 
 
 async def test_cancel_task() -> None:

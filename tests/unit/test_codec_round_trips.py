@@ -290,7 +290,8 @@ def test_rest_routes_read_back() -> None:
     assert v1.route("POST", "/tasks/t-1:pause") is None
     assert v1.route("POST", "/v1/message:send") is None
     assert v03.route("POST", "/message:send") is None
-    assert v03.route("GET", "/v1/tasks") is None  # no listing before v1.0
+    listing = v03.route("GET", "/v1/tasks")  # the v0.3 proto's path (the "0.4.0" draft)
+    assert listing is not None and listing.route.op == "list"
     card = v03.route("GET", "/v1/card")
     assert card is not None and card.route.op == "extended_card"
 

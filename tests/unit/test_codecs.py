@@ -19,7 +19,16 @@ from a2a_anyio import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect, dialect_for
+from a2a_anyio._dialects import (
+    Dialect,
+    LegacyDialect,
+    SendConfig,
+    V02Dialect,
+    V03Dialect,
+    V1Dialect,
+    dialect_for,
+)
+from a2a_anyio._dialects.rest import V03RestDialect
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x01\xff"
 
@@ -251,17 +260,19 @@ def test_method_names() -> None:
         "SubscribeToTask",
         "ListTasks",
     ]
-    assert [v03.method(op) for op in ("send", "stream", "get", "cancel", "subscribe")] == [
+    assert [v03.method(op) for op in ("send", "stream", "get", "cancel", "subscribe", "list")] == [
         "message/send",
         "message/stream",
         "tasks/get",
         "tasks/cancel",
         "tasks/resubscribe",
+        "tasks/list",
     ]
-    with pytest.raises(ValueError, match="not part of"):
-        v03.method("list")
-    with pytest.raises(ValueError, match="listing tasks"):
-        v03.list_tasks_params(None, 10, None)
+    for older in (V02Dialect(), LegacyDialect()):  # no listing before the v0.3 era
+        with pytest.raises(ValueError, match="not part of"):
+            older.method("list")
+        with pytest.raises(ValueError, match="not part of"):
+            older.list_tasks_params(None, 10, None)
     assert v1.headers() == {"A2A-Version": "1.0"}
 
 
@@ -586,6 +597,49 @@ def test_v1_task_page() -> None:
     assert last.next_cursor is None
     assert last.tasks == []
     assert dialect.decode_task_page({}).next_cursor is None
+
+
+def test_v03_list_tasks_params_follow_the_v03_era_tasks_list() -> None:
+    """``tasks/list`` as the spec's "0.4.0" draft has it: v0.3 states, a time filter in
+    milliseconds; over HTTP+JSON the v0.3 proto's names (``TASK_STATE_CANCELLED``, a
+    ``lastUpdatedTime`` timestamp)."""
+    filters: dict[str, Any] = {
+        "status": TaskState.CANCELED,
+        "history_length": 0,
+        "include_artifacts": True,
+        "updated_after": "2026-01-01T00:00:01.5Z",
+    }
+    rpc = V03Dialect().list_tasks_params("c-1", 20, "cursor-2", **filters)
+    assert rpc == {
+        "contextId": "c-1",
+        "pageSize": 20,
+        "pageToken": "cursor-2",
+        "status": "canceled",
+        "historyLength": 0,
+        "includeArtifacts": True,
+        "lastUpdatedAfter": 1767225601500,
+    }
+    assert V03Dialect().read_list_tasks_params(rpc).updated_after == "2026-01-01T00:00:01.500Z"
+    rest = V03RestDialect().list_tasks_params("c-1", None, None, **filters)
+    assert rest["status"] == "TASK_STATE_CANCELLED"
+    assert rest["lastUpdatedTime"] == "2026-01-01T00:00:01.5Z"
+    assert V03RestDialect().read_list_tasks_params(rest).status is TaskState.CANCELED
+    assert V03Dialect().list_tasks_params(None, None, None) == {}
+    with pytest.raises(A2AProtocolError, match="unknown task state"):
+        V03Dialect().read_list_tasks_params({"status": "running"})
+
+
+def test_v03_task_page() -> None:
+    dialect = V03Dialect()
+    wire = {"tasks": [_v03_task(), _v03_task("completed")], "totalSize": 5, "pageSize": 2}
+    page = dialect.decode_task_page({**wire, "nextPageToken": "n-2"})
+    assert [t.state for t in page.tasks] == [TaskState.WORKING, TaskState.COMPLETED]
+    assert (page.next_cursor, page.page_size, page.total_size) == ("n-2", 2, 5)
+    again = dialect.encode_task_page(page)
+    assert (
+        again["tasks"][0]["kind"] == "task" and again["tasks"][1]["status"]["state"] == "completed"
+    )
+    assert dialect.decode_task_page({**wire, "nextPageToken": ""}).next_cursor is None
 
 
 # -- malformed payloads ------------------------------------------------------------------------------

@@ -151,8 +151,9 @@ async def test_aclose_is_idempotent_and_safe_when_unused() -> None:
     await pool.aclose()
     await pool.aclose()
     assert client.closed
-    with pytest.raises(RuntimeError, match="closed"):
-        pool.client(BASE)
+    again = pool.client(BASE)  # the pool is usable again: a new client
+    assert again is not client and not again.closed
+    await pool.aclose()
 
 
 async def test_owned_pool_closes_its_http_client() -> None:
@@ -160,10 +161,15 @@ async def test_owned_pool_closes_its_http_client() -> None:
     http = pool.http_client
     await pool.aclose()
     assert http.is_closed
+    fresh = pool.http_client  # made again after aclose()
+    assert (fresh is http, fresh.is_closed) == (False, False)
+    await pool.aclose()
+    assert fresh.is_closed
     shared = httpx.AsyncClient()
     pool = AgentPool(http_client=shared)
     await pool.aclose()
     assert not shared.is_closed
+    assert pool.http_client is shared  # a given client is used again, never closed
     await shared.aclose()
 
 

@@ -151,6 +151,7 @@ JSONRPC_CASES: list[tuple[str, Op, str, Any]] = [
     ("0.3", Op.SEND, "message/send", {"message": V03_MSG, "configuration": {"blocking": False, "historyLength": 3}}),
     ("0.3", Op.STREAM, "message/stream", {"message": V03_MSG, "configuration": {"blocking": True}}),
     ("0.3", Op.GET, "tasks/get", {"id": "t-1", "historyLength": 5}),
+    ("0.3", Op.LIST, "tasks/list", {"contextId": "c-1", "pageSize": 10, "pageToken": "cur", "status": "working", "includeArtifacts": True}),
     ("0.3", Op.CANCEL, "tasks/cancel", {"id": "t-1", "metadata": {"why": "done"}}),
     ("0.3", Op.SUBSCRIBE, "tasks/resubscribe", {"id": "t-1"}),
     ("0.3", Op.PUSH_CREATE, "tasks/pushNotificationConfig/set", {"taskId": "t-1", "pushNotificationConfig": V03_HOOK}),
@@ -200,6 +201,7 @@ REST_CASES: list[tuple[str, Op, str, str, dict[str, str], Any]] = [
     ("0.3", Op.SEND, "POST", "/v1/message:send", {}, {"message": V03_REST_MSG, "configuration": {"blocking": False, "historyLength": 3}}),
     ("0.3", Op.STREAM, "POST", "/v1/message:stream", {}, {"message": V03_REST_MSG, "configuration": {"blocking": True}}),
     ("0.3", Op.GET, "GET", "/v1/tasks/t-1", {"historyLength": "5"}, None),
+    ("0.3", Op.LIST, "GET", "/v1/tasks", {"contextId": "c-1", "status": "TASK_STATE_WORKING", "pageSize": "10", "pageToken": "cur", "includeArtifacts": "true"}, None),
     ("0.3", Op.CANCEL, "POST", "/v1/tasks/t-1:cancel", {}, {"metadata": {"why": "done"}}),
     ("0.3", Op.SUBSCRIBE, "POST", "/v1/tasks/t-1:subscribe", {}, None),
     ("0.3", Op.PUSH_CREATE, "POST", "/v1/tasks/t-1/pushNotificationConfigs", {}, V03_REST_PUSH),
@@ -421,11 +423,11 @@ def test_v02_extended_card_is_a_plain_get_beside_the_endpoint() -> None:
 
 SUPPORTED = {
     ("jsonrpc", "1.0"): set(Op),
-    ("jsonrpc", "0.3"): set(Op) - {Op.LIST},
+    ("jsonrpc", "0.3"): set(Op),
     ("jsonrpc", "0.2"): set(Op) - {Op.LIST},
     ("jsonrpc", "legacy"): set(Op) - {Op.LIST, Op.PUSH_LIST, Op.PUSH_DELETE, Op.EXTENDED_CARD},
     ("rest", "1.0"): set(Op) - {Op.CALL},
-    ("rest", "0.3"): set(Op) - {Op.LIST, Op.CALL},
+    ("rest", "0.3"): set(Op) - {Op.CALL},
 }
 
 
@@ -646,6 +648,39 @@ def test_rest_errors_by_reason_class_name_and_status() -> None:
     for status, cls in ((409, TaskNotCancelableError), (422, InvalidParamsError), (501, UnsupportedOperationError)):  # fmt: skip
         err = _raises(old, req, status, _answer({"message": "says the server"}))
         assert type(err) is cls and err.message == "says the server"
+
+
+def test_an_optional_operation_answered_as_missing_is_unsupported() -> None:
+    """A v0.3 agent may not list tasks: its method-not-found answer to tasks/list (JSON-RPC
+    -32601; over HTTP+JSON a 404, 405 or 501 without an A2A error) is
+    UnsupportedOperationError, caused by that answer. Other answers, and the same answers to
+    operations every agent of the dialect serves, keep their own type."""
+    rpc = codec_for("jsonrpc", "0.3", RPC)
+    req = rpc.encode(Op.LIST, ARGS[Op.LIST])
+    err = _raises(rpc, req, 200, _rpc_error(req, -32601, "Method not found"))
+    assert type(err) is UnsupportedOperationError and isinstance(err.__cause__, MethodNotFoundError)
+    assert err.message == "the agent does not serve tasks/list (it answered: Method not found)"
+    assert (err.agent, err.method, err.operation, err.request_id) == (RPC, "tasks/list", "list", req.request_id)  # fmt: skip
+    assert type(_raises(rpc, req, 200, _rpc_error(req, -32602))) is InvalidParamsError
+    assert (
+        type(_raises(rpc, req, 404, b"Not Found")) is A2AHTTPError
+    )  # the endpoint, not the method
+    get = rpc.encode(Op.GET, TaskRef("t-1"))
+    assert type(_raises(rpc, get, 200, _rpc_error(get, -32601))) is MethodNotFoundError
+    v1 = codec_for("jsonrpc", "1.0", RPC)  # ListTasks is no option in v1.0: another dialect?
+    req = v1.encode(Op.LIST, ARGS[Op.LIST])
+    assert type(_raises(v1, req, 200, _rpc_error(req, -32601))) is MethodNotFoundError
+
+    rest = codec_for("rest", "0.3", REST)
+    req = rest.encode(Op.LIST, ARGS[Op.LIST])
+    for status, body in ((404, b"Not Found"), (405, b"Method Not Allowed"), (501, b"")):
+        err = _raises(rest, req, status, body)
+        assert type(err) is UnsupportedOperationError and err.method == "GET /v1/tasks"
+        assert isinstance(err.__cause__, A2AHTTPError) and err.__cause__.status_code == status
+    unknown = _raises(rest, req, 500, _answer({"message": "unknown exception"}))  # a2a-sdk 0.3
+    assert type(unknown) is A2AHTTPError and unknown.status_code == 500
+    get = rest.encode(Op.GET, TaskRef("t-1"))
+    assert type(_raises(rest, get, 404, b"Not Found")) is A2AHTTPError
 
 
 # -- stream events --------------------------------------------------------------------------

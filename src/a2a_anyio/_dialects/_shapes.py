@@ -19,6 +19,7 @@ from a2a_anyio._model import (
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
+    TaskPage,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
@@ -246,6 +247,32 @@ class Shapes:
         if isinstance(event, Task):
             return {"task": self.encode_task(event)}
         return {"message": self.encode_message(event)}
+
+
+def decode_page(value: Any, decode_task: Callable[[Any], Task]) -> TaskPage:
+    """A ``ListTasksResponse`` (v1.0's layout, the v0.3-era ``tasks/list`` too) of tasks read
+    by ``decode_task``."""
+    d = v.obj(value, "ListTasks result")
+    size = d.get("pageSize", d.get("page_size"))
+    total = d.get("totalSize", d.get("total_size"))
+    return TaskPage(
+        tasks=[decode_task(t) for t in v.items(d, "tasks")],
+        next_cursor=v.text(d, "nextPageToken", "next_page_token") or None,
+        total_size=total if isinstance(total, int) and not isinstance(total, bool) else None,
+        page_size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+        raw=d,
+    )
+
+
+def encode_page(page: TaskPage, encode_task: Callable[[Task], JSONDict]) -> JSONDict:
+    """What ``decode_page`` reads."""
+    out: JSONDict = {"tasks": [encode_task(t) for t in page.tasks]}
+    out["nextPageToken"] = page.next_cursor or ""
+    if page.page_size is not None:
+        out["pageSize"] = page.page_size
+    if page.total_size is not None:
+        out["totalSize"] = page.total_size
+    return out
 
 
 _ARTIFACT_KEYS = frozenset({"artifactId", "name", "parts"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import email.utils
 import time
 from typing import Any, NoReturn
@@ -184,6 +185,25 @@ def integer(d: JSONDict, camel: str, snake: str | None = None) -> int | None:
     if isinstance(v, str) and v.lstrip("-").isdigit():
         return int(v)
     bad(f"{camel} is not an integer")
+
+
+def epoch_ms(stamp: str) -> int:
+    """Milliseconds since the epoch of an ISO-8601 time (UTC when it names no zone);
+    ValueError for text that is none."""
+    when = datetime.datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return round(when.timestamp() * 1000)
+
+
+def iso_time(ms: int) -> str:
+    """``epoch_ms`` read back: ISO-8601 in UTC, with milliseconds unless they are 0."""
+    try:
+        when = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        bad(f"{ms} is no time in milliseconds since the epoch")
+    spec = "milliseconds" if ms % 1000 else "seconds"
+    return when.isoformat(timespec=spec).replace("+00:00", "Z")
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects._shapes import decode_page, encode_page
 from a2a_anyio._dialects.ops import Cancel, ListTasks, PushRef, Send, SendConfig, TaskRef
 from a2a_anyio._model import (
     AgentCard,
@@ -17,6 +18,7 @@ from a2a_anyio._model import (
     StreamEvent,
     Task,
     TaskPage,
+    TaskState,
 )
 
 
@@ -32,6 +34,9 @@ class Dialect(ABC):
     version: ClassVar[str]
     #: operation -> JSON-RPC method name; an operation missing here is not in the dialect.
     methods: ClassVar[dict[str, str]]
+    #: Operations of the dialect its agents may not serve: one answered as a method that
+    #: does not exist there is UnsupportedOperationError (not a sign of another dialect).
+    optional: ClassVar[frozenset[str]] = frozenset()
 
     def method(self, op: str) -> str:
         """The JSON-RPC method of ``op``, or ValueError if the dialect has none."""
@@ -116,23 +121,73 @@ class Dialect(ABC):
         """Params of subscribe / resubscribe."""
         return {"id": task_id}
 
+    # -- list: one shape for v1.0 ``ListTasks`` and the v0.3-era ``tasks/list`` ------------
+    # (the A2A spec's "0.4.0" draft, and the v0.3 proto's GET /v1/tasks); the dialects differ
+    # in how they spell a state and the "updated after" filter.
+
+    def list_state(self, state: TaskState) -> str:
+        """How list params name a task state."""
+        return str(state.value)
+
+    def since_params(self, updated_after: str) -> JSONDict:
+        """The list params filtering on tasks updated at or after an ISO-8601 time."""
+        raise ValueError(f"A2A v{self.version} lists tasks without a time filter")
+
+    def read_since(self, params: JSONDict) -> str | None:
+        """``since_params`` read back, as an ISO-8601 time."""
+        return None
+
     def list_tasks_params(
         self, context_id: str | None, limit: int | None, cursor: str | None, **filters: Any
     ) -> JSONDict:
         """Params of list."""
-        raise ValueError(f"listing tasks is not part of A2A v{self.version}")
+        self.method("list")  # ValueError for a dialect that has no listing
+        params: JSONDict = {}
+        if context_id:
+            params["contextId"] = context_id
+        if limit is not None:
+            params["pageSize"] = limit
+        if cursor:
+            params["pageToken"] = cursor
+        if filters.get("status") is not None:
+            params["status"] = self.list_state(filters["status"])
+        if filters.get("history_length") is not None:
+            params["historyLength"] = filters["history_length"]
+        if filters.get("include_artifacts"):
+            params["includeArtifacts"] = True
+        if filters.get("updated_after"):
+            params.update(self.since_params(filters["updated_after"]))
+        return params
 
     def read_list_tasks_params(self, params: Any) -> ListTasks:
         """``list_tasks_params`` read back."""
-        raise ValueError(f"listing tasks is not part of A2A v{self.version}")
+        self.method("list")
+        d = v.obj(params, "params")
+        wire = d.get("status")
+        state = v.state(wire) if wire else None
+        if state is TaskState.UNKNOWN and wire not in ("TASK_STATE_UNSPECIFIED", "unknown"):
+            v.bad(f"unknown task state {wire!r}")
+        include = d.get("includeArtifacts")
+        return ListTasks(
+            v.text(d, "contextId") or None,
+            v.integer(d, "pageSize"),
+            v.text(d, "pageToken") or None,
+            state,
+            v.integer(d, "historyLength"),
+            include is True or str(include).lower() == "true",  # "true" in a query
+            self.read_since(d),
+        )
 
     def decode_task_page(self, value: Any) -> TaskPage:
-        """The result of list."""
-        raise ValueError(f"listing tasks is not part of A2A v{self.version}")
+        """The result of list: ``tasks``, ``nextPageToken`` ("" on the last page),
+        ``pageSize`` and ``totalSize``."""
+        self.method("list")
+        return decode_page(value, self.decode_task)
 
     def encode_task_page(self, page: TaskPage) -> JSONDict:
         """What ``decode_task_page`` reads."""
-        raise ValueError(f"listing tasks is not part of A2A v{self.version}")
+        self.method("list")
+        return encode_page(page, self.encode_task)
 
     @abstractmethod
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:

@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects._shapes import put
 from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -26,6 +27,7 @@ _WRAPPERS = {
     "openIdConnectSecurityScheme": "openIdConnect",
     "mtlsSecurityScheme": "mutualTLS",
 }
+_WRAPPER_OF = {kind: wrapper for wrapper, kind in _WRAPPERS.items()}
 _BINDINGS = {"JSONRPC": "JSONRPC", "HTTP+JSON": "HTTP+JSON", "REST": "HTTP+JSON", "GRPC": "GRPC"}
 
 
@@ -36,6 +38,7 @@ def parse_card(value: Any) -> AgentCard:
     name = value.get("name")
     if not isinstance(name, str) or not name:
         raise A2ADiscoveryError("agent card has no name")
+    provider = value.get("provider")
     try:
         interfaces = _interfaces(value)
         if not interfaces:
@@ -47,13 +50,14 @@ def parse_card(value: Any) -> AgentCard:
             description=v.text(value, "description") or "",
             version=v.text(value, "version"),
             interfaces=interfaces,
-            capabilities=_capabilities(value),
-            skills=[_skill(s) for s in v.items(value, "skills")],
+            capabilities=read_capabilities(v.optional_dict(value, "capabilities") or {}, value),
+            skills=[read_skill(s) for s in v.items(value, "skills")],
             security_schemes={
-                k: _scheme(s) for k, s in (v.optional_dict(value, "securitySchemes") or {}).items()
+                k: read_scheme(s)
+                for k, s in (v.optional_dict(value, "securitySchemes") or {}).items()
             },
             security_requirements=_requirements(value),
-            provider=_provider(value.get("provider")),
+            provider=read_provider(provider) if isinstance(provider, dict) else None,
             default_input_modes=v.str_list(value, "defaultInputModes") or [],
             default_output_modes=v.str_list(value, "defaultOutputModes") or [],
             documentation_url=v.text(value, "documentationUrl"),
@@ -75,22 +79,7 @@ def _version(raw: Any) -> str | None:
 def _interfaces(card: JSONDict) -> list[AgentInterface]:
     supported = v.items(card, "supportedInterfaces")
     if supported:  # v1.0 (and hybrid) cards: legacy top-level fields are ignored
-        out = []
-        for item in supported:
-            d = v.obj(item, "supportedInterfaces entry")
-            url = v.text(d, "url")
-            if not url:
-                continue
-            binding = v.text(d, "protocolBinding", "protocol_binding") or "JSONRPC"
-            out.append(
-                AgentInterface(
-                    url=url,
-                    binding=_BINDINGS.get(binding.upper(), binding),
-                    protocol_version=_version(v.field(d, "protocolVersion", "protocol_version")),
-                    tenant=v.text(d, "tenant") or None,
-                )
-            )
-        return out
+        return [i for i in map(read_interface, supported) if i is not None]
     url = v.text(card, "url")
     if not url:
         return []
@@ -99,18 +88,43 @@ def _interfaces(card: JSONDict) -> list[AgentInterface]:
         version = "python-a2a"  # whatever version it claims: its server routes by path
     elif version is None:
         version = versionless(card)[0]
-    preferred = v.text(card, "preferredTransport") or "JSONRPC"
-    out = [AgentInterface(url, _BINDINGS.get(preferred.upper(), preferred), version)]
+    out = [AgentInterface(url, _binding(v.text(card, "preferredTransport")), version)]
     for item in v.items(card, "additionalInterfaces"):
         d = v.obj(item, "additionalInterfaces entry")
-        extra_url = v.text(d, "url")
-        transport = v.text(d, "transport") or "JSONRPC"
-        iface = AgentInterface(
-            extra_url or url, _BINDINGS.get(transport.upper(), transport), version
-        )
+        iface = AgentInterface(v.text(d, "url") or url, _binding(v.text(d, "transport")), version)
         if iface not in out:
             out.append(iface)
     return out
+
+
+def _binding(name: str | None) -> str:
+    name = name or "JSONRPC"
+    return _BINDINGS.get(name.upper(), name)
+
+
+def read_interface(value: Any) -> AgentInterface | None:
+    """A ``supportedInterfaces`` entry (v1.0), or an ``additionalInterfaces`` entry (v0.3:
+    ``transport``, no version of its own); None when it names no URL."""
+    d = v.obj(value, "interface")
+    url = v.text(d, "url")
+    if not url:
+        return None
+    binding = v.text(d, "protocolBinding", "protocol_binding") or v.text(d, "transport")
+    return AgentInterface(
+        url=url,
+        binding=_binding(binding),
+        protocol_version=_version(v.field(d, "protocolVersion", "protocol_version")),
+        tenant=v.text(d, "tenant") or None,
+    )
+
+
+def encode_interface(iface: AgentInterface, version: str = "1.0") -> JSONDict:
+    """What ``read_interface`` reads: a v1.0 entry, or a v0.3 one (``url`` and ``transport``
+    only: a v0.3 card states one version for all its interfaces, and no tenant)."""
+    if version != "1.0":
+        return {"url": iface.url, "transport": iface.binding}
+    out: JSONDict = {"url": iface.url, "protocolBinding": iface.binding}
+    return put(out, protocolVersion=iface.protocol_version, tenant=iface.tenant)
 
 
 # Members a card gained in v0.2 (a2a-protocol §2.2): one of them rules the tasks/send dialect out.
@@ -150,8 +164,10 @@ def _is_python_a2a(card: JSONDict) -> bool:
     return isinstance(caps, dict) and "google_a2a_compatible" in caps
 
 
-def _capabilities(card: JSONDict) -> AgentCapabilities:
-    caps = v.optional_dict(card, "capabilities") or {}
+def read_capabilities(caps: JSONDict, card: JSONDict | None = None) -> AgentCapabilities:
+    """A card's ``capabilities``; ``card``, the card around them, may hold the pre-1.0
+    extended-card flag."""
+    card = card or {}
     return AgentCapabilities(
         streaming=v.boolean(caps, "streaming"),
         push_notifications=v.boolean(caps, "pushNotifications"),
@@ -159,11 +175,24 @@ def _capabilities(card: JSONDict) -> AgentCapabilities:
         or v.boolean(card, "supportsAuthenticatedExtendedCard")
         or v.boolean(card, "supportsExtendedAgentCard"),
         state_transition_history=v.boolean(caps, "stateTransitionHistory"),
-        extensions=[_extension(e) for e in v.items(caps, "extensions")],
+        extensions=[read_extension(e) for e in v.items(caps, "extensions")],
     )
 
 
-def _extension(value: Any) -> AgentExtension:
+def encode_capabilities(caps: AgentCapabilities, version: str = "1.0") -> JSONDict:
+    """What ``read_capabilities`` reads. Before v1.0 the extended-card flag is the card's
+    (``supportsAuthenticatedExtendedCard``); v1.0 has no ``stateTransitionHistory``."""
+    out: JSONDict = {"streaming": caps.streaming, "pushNotifications": caps.push_notifications}
+    if version == "1.0":
+        put(out, extendedAgentCard=caps.extended_agent_card)
+    elif version == "legacy":
+        out["stateTransitionHistory"] = caps.state_transition_history
+    else:
+        put(out, stateTransitionHistory=caps.state_transition_history)
+    return put(out, extensions=[encode_extension(e) for e in caps.extensions])
+
+
+def read_extension(value: Any) -> AgentExtension:
     d = v.obj(value, "extension")
     return AgentExtension(
         uri=v.text(d, "uri") or "",
@@ -173,7 +202,12 @@ def _extension(value: Any) -> AgentExtension:
     )
 
 
-def _skill(value: Any) -> AgentSkill:
+def encode_extension(ext: AgentExtension) -> JSONDict:
+    out: JSONDict = {"uri": ext.uri}
+    return put(out, description=ext.description, required=ext.required, params=ext.params)
+
+
+def read_skill(value: Any) -> AgentSkill:
     d = v.obj(value, "skill")
     return AgentSkill(
         id=v.text(d, "id") or "",
@@ -186,13 +220,30 @@ def _skill(value: Any) -> AgentSkill:
     )
 
 
-def _provider(value: Any) -> AgentProvider | None:
-    if not isinstance(value, dict):
-        return None
-    return AgentProvider(organization=v.text(value, "organization") or "", url=v.text(value, "url"))
+def encode_skill(skill: AgentSkill, version: str = "1.0") -> JSONDict:
+    out: JSONDict = {"id": skill.id, "name": skill.name}
+    put(out, description=skill.description)
+    if skill.tags or version != "legacy":  # required from v0.2 on
+        out["tags"] = skill.tags
+    put(out, examples=skill.examples)
+    if skill.input_modes is not None:
+        out["inputModes"] = skill.input_modes
+    if skill.output_modes is not None:
+        out["outputModes"] = skill.output_modes
+    return out
 
 
-def _scheme(value: Any) -> SecurityScheme:
+def read_provider(value: Any) -> AgentProvider:
+    d = v.obj(value, "provider")
+    return AgentProvider(organization=v.text(d, "organization") or "", url=v.text(d, "url"))
+
+
+def encode_provider(provider: AgentProvider) -> JSONDict:
+    return put({"organization": provider.organization}, url=provider.url)
+
+
+def read_scheme(value: Any) -> SecurityScheme:
+    """A security scheme: v1.0's one-of wrapper, or the OpenAPI-style ``type`` of pre-1.0."""
     d = v.obj(value, "security scheme")
     kind = v.text(d, "type")
     body = d
@@ -217,6 +268,23 @@ def _scheme(value: Any) -> SecurityScheme:
     )
 
 
+def encode_scheme(scheme: SecurityScheme, version: str = "1.0") -> JSONDict:
+    """What ``read_scheme`` reads: v1.0's wrapper, or ``type`` with the OpenAPI names (an
+    unknown type is written so in both). Members that are not of the scheme's type are left out."""
+    wrapper = _WRAPPER_OF.get(scheme.type) if version == "1.0" else None
+    body: JSONDict = {} if wrapper else {"type": scheme.type}
+    if scheme.type == "apiKey":
+        put(body, **{"location" if wrapper else "in": scheme.location}, name=scheme.name)
+    elif scheme.type == "http":
+        put(body, scheme=scheme.scheme, bearerFormat=scheme.bearer_format)
+    elif scheme.type == "oauth2":
+        put(body, flows=scheme.flows)
+    elif scheme.type == "openIdConnect":
+        put(body, openIdConnectUrl=scheme.open_id_connect_url)
+    put(body, description=scheme.description)
+    return {wrapper: body} if wrapper else body
+
+
 def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
     out: list[dict[str, list[str]]] = []
     # v1.0; some servers put the v1.0 shape under the v0.3 name, with empty lists left out.
@@ -236,6 +304,70 @@ def _requirements(card: JSONDict) -> list[dict[str, list[str]]]:
     if not out and isinstance(card.get("authentication"), dict):  # legacy
         out = [{s: [] for s in v.str_list(card["authentication"], "schemes") or []}]
     return out
+
+
+def encode_requirements(card: AgentCard, version: str = "1.0") -> JSONDict:
+    """The card members that hold ``card.security_requirements``, as ``_requirements`` reads
+    them: v1.0 ``securityRequirements``, v0.3 ``security``, the legacy ``authentication``."""
+    reqs = card.security_requirements
+    if version == "1.0":
+        wrapped = [{"schemes": {k: {"list": s} for k, s in r.items()}} for r in reqs]
+        return put({}, securityRequirements=wrapped)
+    if version == "legacy":  # one list of schemes, always there: it marks the dialect
+        return {"authentication": {"schemes": list({k: None for r in reqs for k in r})}}
+    return put({}, security=[dict(r) for r in reqs])
+
+
+#: The card versions ``encode_card`` writes (v0.2 cards are v0.3's, with their own version).
+CARD_VERSIONS = ("1.0", "0.3", "legacy")
+
+
+def encode_card(card: AgentCard, version: str = "1.0") -> JSONDict:
+    """``card`` as a card of ``version`` (one of ``CARD_VERSIONS``), what ``parse_card`` reads.
+
+    Before v1.0 a card has one endpoint (``url``, ``preferredTransport``: the first
+    interface) and one ``protocolVersion`` (the first interface's, "0.3" when it has none);
+    the others are ``additionalInterfaces``, without versions or tenants. A legacy card has
+    no security schemes, only the names in ``authentication``.
+    """
+    if version not in CARD_VERSIONS:
+        raise ValueError(f"no agent card of A2A version {version!r}")
+    out: JSONDict = {}
+    first = card.interfaces[0] if card.interfaces else None
+    if version == "0.3":
+        out["protocolVersion"] = (
+            first.protocol_version if first and first.protocol_version else "0.3"
+        )
+    out["name"] = card.name
+    out["description"] = card.description
+    if version == "1.0":
+        put(out, version=card.version)
+        out["supportedInterfaces"] = [encode_interface(i) for i in card.interfaces]
+    else:
+        if first is not None:
+            out["url"] = first.url
+        if first is not None and version == "0.3":
+            out["preferredTransport"] = first.binding
+            if len(card.interfaces) > 1:
+                others = [encode_interface(i, version) for i in card.interfaces]
+                out["additionalInterfaces"] = others
+        put(out, version=card.version)
+    out["capabilities"] = encode_capabilities(card.capabilities, version)
+    if version == "legacy":
+        out.update(encode_requirements(card, version))
+    out["defaultInputModes"] = card.default_input_modes
+    out["defaultOutputModes"] = card.default_output_modes
+    out["skills"] = [encode_skill(s, version) for s in card.skills]
+    if version == "0.3":
+        put(out, supportsAuthenticatedExtendedCard=card.capabilities.extended_agent_card)
+    if version != "legacy":
+        schemes = {k: encode_scheme(s, version) for k, s in card.security_schemes.items()}
+        put(out, securitySchemes=schemes)
+        out.update(encode_requirements(card, version))
+    provider = encode_provider(card.provider) if card.provider is not None else None
+    return put(
+        out, provider=provider, documentationUrl=card.documentation_url, iconUrl=card.icon_url
+    )
 
 
 # What this client speaks, per binding, in the order "auto" prefers the versions.

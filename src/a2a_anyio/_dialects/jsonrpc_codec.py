@@ -97,20 +97,23 @@ class JsonRpcCodec(WireCodec):
         response, or one for another id, raises A2AProtocolError. See ``WireCodec.decode``."""
         wait = header(headers, "retry-after") if status >= 300 else None
         context = request.context
-        if request.request_id is None:  # a plain GET (the v0.2 extended card)
-            value = decode_rest_http(
-                status, body, retry_after(wait), version=self.version, context=context
-            )
-        else:
-            value = decode_http(
-                status,
-                body,
-                request.request_id,
-                version=self.version,
-                task_id=request.task_id,
-                retry_after=wait,
-                context=context,
-            )
+        try:
+            if request.request_id is None:  # a plain GET (the v0.2 extended card)
+                value = decode_rest_http(
+                    status, body, retry_after(wait), version=self.version, context=context
+                )
+            else:
+                value = decode_http(
+                    status,
+                    body,
+                    request.request_id,
+                    version=self.version,
+                    task_id=request.task_id,
+                    retry_after=wait,
+                    context=context,
+                )
+        except A2AClientError as exc:
+            self._refused(request, exc)
         return self._result(request, value)
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:

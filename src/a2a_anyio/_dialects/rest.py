@@ -53,6 +53,7 @@ from a2a_anyio._model import (
     Role,
     StreamEvent,
     Task,
+    TaskState,
     TextPart,
 )
 
@@ -87,15 +88,9 @@ class Route:
 
 
 _MEMBER = re.compile(r"\{(\w+)\}")
-_LIST_QUERY = (
-    "contextId",
-    "status",
-    "pageSize",
-    "pageToken",
-    "historyLength",
-    "statusTimestampAfter",
-    "includeArtifacts",
-)
+_LIST_QUERY = ("contextId", "status", "pageSize", "pageToken", "historyLength", "includeArtifacts")
+# The "updated after" filter: a timestamp named after the field of each version's proto.
+_SINCE = {"1.0": "statusTimestampAfter", "0.3": "lastUpdatedTime"}
 
 
 def version_base(version: str) -> str:
@@ -119,9 +114,9 @@ def _routes(version: str) -> dict[str, Route]:
         Route("push_list", "GET", configs),
         Route("push_delete", "DELETE", f"{configs}/{{{config}}}"),
         Route("extended_card", "GET", base + ("/extendedAgentCard" if v1 else "/card")),
+        # v0.3: in the proto (GET /v1/tasks) from the spec's "0.4.0" draft; rarely served.
+        Route("list", "GET", base + "/tasks", (*_LIST_QUERY, _SINCE["1.0" if v1 else "0.3"])),
     ]
-    if v1:
-        routes.append(Route("list", "GET", "/tasks", _LIST_QUERY))
     return {r.op: r for r in routes}
 
 
@@ -403,7 +398,7 @@ def _encode_v03_rest_part(part: Part) -> JSONDict:
     return out
 
 
-_V03_REST = Shapes(
+V03_REST = Shapes(
     _decode_v03_rest_part,
     _encode_v03_rest_part,
     {Role.USER: "ROLE_USER", Role.AGENT: "ROLE_AGENT", Role.UNSPECIFIED: "ROLE_USER"},
@@ -423,10 +418,10 @@ class V03RestDialect(V03Dialect):
     push_in_send = "pushNotification"
 
     def encode_message(self, message: Message) -> JSONDict:
-        return _V03_REST.encode_message(message)
+        return V03_REST.encode_message(message)
 
     def decode_message(self, value: Any) -> Message:
-        return _V03_REST.decode_message(value)
+        return V03_REST.decode_message(value)
 
     def send_params(self, message: Message, config: SendConfig) -> JSONDict:
         conf: JSONDict = {"blocking": config.blocking}
@@ -454,20 +449,29 @@ class V03RestDialect(V03Dialect):
         v.bad("send result has neither task nor message")
 
     def encode_send_result(self, result: Task | Message) -> JSONDict:
-        return _V03_REST.encode_stream_response(result)
+        return V03_REST.encode_stream_response(result)
 
     def decode_task(self, value: Any) -> Task:
-        return _V03_REST.decode_task(value)
+        return V03_REST.decode_task(value)
+
+    def list_state(self, state: TaskState) -> str:
+        return v.proto_state(v.state(state), "TASK_STATE_CANCELLED")
+
+    def since_params(self, updated_after: str) -> JSONDict:
+        return {"lastUpdatedTime": updated_after}
+
+    def read_since(self, params: JSONDict) -> str | None:
+        return v.text(params, "lastUpdatedTime") or None
 
     def encode_task(self, task: Task) -> JSONDict:
-        return _V03_REST.encode_task(task)
+        return V03_REST.encode_task(task)
 
     def decode_event(self, value: Any) -> StreamEvent:
         d = v.obj(value, "stream event")
         if (x := d.get("statusUpdate")) is not None:
-            return _V03_REST.decode_status_update(v.obj(x, "statusUpdate"))
+            return V03_REST.decode_status_update(v.obj(x, "statusUpdate"))
         if (x := d.get("artifactUpdate")) is not None:
-            return _V03_REST.decode_artifact_update(v.obj(x, "artifactUpdate"))
+            return V03_REST.decode_artifact_update(v.obj(x, "artifactUpdate"))
         if (x := d.get("task")) is not None:
             return self.decode_task(x)
         if (x := d.get("message", d.get("msg"))) is not None:
@@ -475,7 +479,7 @@ class V03RestDialect(V03Dialect):
         v.bad("stream event has none of task, message, statusUpdate, artifactUpdate")
 
     def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
-        return _V03_REST.encode_stream_response(event)
+        return V03_REST.encode_stream_response(event)
 
     def encode_notification(self, event: StreamEvent, task: Task) -> JSONDict:
         return V03Dialect().encode_task(task)  # the JSON-RPC shape, as the a2a-sdk posts it

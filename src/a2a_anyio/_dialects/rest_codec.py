@@ -65,6 +65,7 @@ class RestCodec(WireCodec):
 
     binding = "rest"
     binding_name = "HTTP+JSON"
+    missing_statuses = frozenset({404, 405, 501})
     #: The version whose paths ``RestMapping`` lays out.
     paths: str
 
@@ -132,14 +133,17 @@ class RestCodec(WireCodec):
         """An error status is typed by ``ErrorInfo.reason``, then an error class name, then
         the v0.3 status table, else A2AHTTPError. See ``WireCodec.decode``."""
         wait = retry_after(header(headers, "retry-after")) if status >= 300 else None
-        value = decode_rest_http(
-            status,
-            body,
-            wait,
-            version=self.version,
-            task_id=request.task_id,
-            context=request.context,
-        )
+        try:
+            value = decode_rest_http(
+                status,
+                body,
+                wait,
+                version=self.version,
+                task_id=request.task_id,
+                context=request.context,
+            )
+        except A2AClientError as exc:
+            self._refused(request, exc)
         return self._result(request, value)
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:

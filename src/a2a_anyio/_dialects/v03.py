@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
-from a2a_anyio._dialects._shapes import Shapes
+from a2a_anyio._dialects._shapes import Shapes, put
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.ops import PushRef, Send, SendConfig, TaskRef
 from a2a_anyio._model import (
@@ -87,8 +87,36 @@ _SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, lambda s: s.value, kinds=T
 decode_message = _SHAPES.decode_message
 encode_message = _SHAPES.encode_message
 decode_status = _SHAPES.decode_status
+encode_status = _SHAPES.encode_status
 decode_artifact = _SHAPES.decode_artifact
+encode_artifact = _SHAPES.encode_artifact
 decode_task = _SHAPES.decode_task
+encode_task = _SHAPES.encode_task
+
+
+def decode_status_update(d: JSONDict) -> TaskStatusUpdateEvent:
+    status = decode_status(d.get("status"))
+    return TaskStatusUpdateEvent(
+        task_id=v.required_id(d, "taskId", None, "status update"),
+        context_id=v.text(d, "contextId"),
+        status=status,
+        # Servers set final; a terminal state ends the stream even if one forgets.
+        final=v.boolean(d, "final") or status.state.is_terminal,
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
+
+
+def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent(
+        task_id=v.required_id(d, "taskId", None, "artifact update"),
+        context_id=v.text(d, "contextId"),
+        artifact=decode_artifact(d.get("artifact")),
+        append=v.boolean(d, "append"),
+        last_chunk=v.boolean(d, "lastChunk"),
+        metadata=v.optional_dict(d, "metadata"),
+        raw=d,
+    )
 
 
 def decode_result(value: Any) -> StreamEvent:
@@ -96,26 +124,9 @@ def decode_result(value: Any) -> StreamEvent:
     d = v.obj(value, "result")
     kind = d.get("kind")
     if kind == "status-update":
-        status = decode_status(d.get("status"))
-        return TaskStatusUpdateEvent(
-            task_id=v.required_id(d, "taskId", None, "status update"),
-            context_id=v.text(d, "contextId"),
-            status=status,
-            # Servers set final; a terminal state ends the stream even if one forgets.
-            final=v.boolean(d, "final") or status.state.is_terminal,
-            metadata=v.optional_dict(d, "metadata"),
-            raw=d,
-        )
+        return decode_status_update(d)
     if kind == "artifact-update":
-        return TaskArtifactUpdateEvent(
-            task_id=v.required_id(d, "taskId", None, "artifact update"),
-            context_id=v.text(d, "contextId"),
-            artifact=decode_artifact(d.get("artifact")),
-            append=v.boolean(d, "append"),
-            last_chunk=v.boolean(d, "lastChunk"),
-            metadata=v.optional_dict(d, "metadata"),
-            raw=d,
-        )
+        return decode_artifact_update(d)
     if kind == "task" or (kind is None and "status" in d and "id" in d):
         return decode_task(d)
     if kind == "message" or (kind is None and "parts" in d and "role" in d):
@@ -130,8 +141,8 @@ def encode_result(event: StreamEvent) -> JSONDict:
     if isinstance(event, TaskStatusUpdateEvent):
         return {"kind": "status-update", **_SHAPES.encode_status_update(event)}
     if isinstance(event, Task):
-        return _SHAPES.encode_task(event)
-    return _SHAPES.encode_message(event)
+        return encode_task(event)
+    return encode_message(event)
 
 
 def decode_push_config(value: Any) -> PushNotificationConfig:
@@ -156,7 +167,9 @@ def decode_push_config(value: Any) -> PushNotificationConfig:
 
 def encode_task_push_config(config: PushNotificationConfig) -> JSONDict:
     """A ``TaskPushNotificationConfig``: what ``decode_push_config`` reads."""
-    return {"taskId": config.task_id, "pushNotificationConfig": encode_push_config(config)}
+    out = put({}, taskId=config.task_id)
+    out["pushNotificationConfig"] = encode_push_config(config)
+    return out
 
 
 def encode_push_config(config: PushNotificationConfig) -> JSONDict:
@@ -182,6 +195,7 @@ class V03Dialect(Dialect):
         "stream": "message/stream",
         "get": "tasks/get",
         "cancel": "tasks/cancel",
+        "list": "tasks/list",  # the spec's "0.4.0" draft; few v0.3 agents serve it
         "subscribe": "tasks/resubscribe",
         "push_create": "tasks/pushNotificationConfig/set",
         "push_get": "tasks/pushNotificationConfig/get",
@@ -189,6 +203,7 @@ class V03Dialect(Dialect):
         "push_delete": "tasks/pushNotificationConfig/delete",
         "extended_card": "agent/getAuthenticatedExtendedCard",
     }
+    optional = frozenset({"list"})
 
     #: Where a send's configuration carries a push config.
     push_in_send = "pushNotificationConfig"
@@ -249,7 +264,7 @@ class V03Dialect(Dialect):
         return decode_task(value)
 
     def encode_task(self, task: Task) -> JSONDict:
-        return _SHAPES.encode_task(task)
+        return encode_task(task)
 
     def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
         params: JSONDict = {"id": task_id}
@@ -260,6 +275,13 @@ class V03Dialect(Dialect):
     def read_task_params(self, params: Any) -> TaskRef:
         ref = super().read_task_params(params)
         return TaskRef(ref.task_id, ref.history_length or None)  # 0 means all of it
+
+    def since_params(self, updated_after: str) -> JSONDict:
+        return {"lastUpdatedAfter": v.epoch_ms(updated_after)}
+
+    def read_since(self, params: JSONDict) -> str | None:
+        ms = v.integer(params, "lastUpdatedAfter")
+        return None if ms is None else v.iso_time(ms)
 
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         if not config.task_id:
@@ -305,7 +327,9 @@ class V02Dialect(V03Dialect):
     """A2A v0.2.x: the v0.3 JSON-RPC family without the extended-card method."""
 
     version = "0.2"
-    methods = {k: m for k, m in V03Dialect.methods.items() if k != "extended_card"}  # noqa: RUF012
+    methods = {  # noqa: RUF012
+        k: m for k, m in V03Dialect.methods.items() if k not in ("extended_card", "list")
+    }
 
     def headers(self) -> dict[str, str]:
         return {}

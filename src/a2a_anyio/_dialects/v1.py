@@ -8,7 +8,7 @@ from typing import Any
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.base import Dialect
-from a2a_anyio._dialects.ops import ListTasks, PushRef, Send, SendConfig
+from a2a_anyio._dialects.ops import PushRef, Send, SendConfig
 from a2a_anyio._errors import error_details
 from a2a_anyio._model import (
     DataPart,
@@ -20,7 +20,6 @@ from a2a_anyio._model import (
     Role,
     StreamEvent,
     Task,
-    TaskPage,
     TaskState,
     TextPart,
 )
@@ -73,10 +72,15 @@ _SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, v.proto_state)
 decode_message = _SHAPES.decode_message
 encode_message = _SHAPES.encode_message
 decode_status = _SHAPES.decode_status
+encode_status = _SHAPES.encode_status
 decode_artifact = _SHAPES.decode_artifact
+encode_artifact = _SHAPES.encode_artifact
 decode_task = _SHAPES.decode_task
+encode_task = _SHAPES.encode_task
 decode_status_update = _SHAPES.decode_status_update
+encode_status_update = _SHAPES.encode_status_update
 decode_artifact_update = _SHAPES.decode_artifact_update
+encode_artifact_update = _SHAPES.encode_artifact_update
 
 
 def decode_stream_response(value: Any) -> StreamEvent:
@@ -220,7 +224,7 @@ class V1Dialect(Dialect):
         return decode_task(value)
 
     def encode_task(self, task: Task) -> JSONDict:
-        return _SHAPES.encode_task(task)
+        return encode_task(task)
 
     def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
         return self._with_tenant(super().task_params(task_id, history_length))
@@ -231,64 +235,19 @@ class V1Dialect(Dialect):
     def subscribe_params(self, task_id: str) -> JSONDict:
         return self._with_tenant(super().subscribe_params(task_id))
 
+    def list_state(self, state: TaskState) -> str:
+        return v.proto_state(v.state(state))
+
+    def since_params(self, updated_after: str) -> JSONDict:
+        return {"statusTimestampAfter": updated_after}
+
+    def read_since(self, params: JSONDict) -> str | None:
+        return v.text(params, "statusTimestampAfter") or None
+
     def list_tasks_params(
         self, context_id: str | None, limit: int | None, cursor: str | None, **filters: Any
     ) -> JSONDict:
-        params: JSONDict = {}
-        if context_id:
-            params["contextId"] = context_id
-        if limit is not None:
-            params["pageSize"] = limit
-        if cursor:
-            params["pageToken"] = cursor
-        state = filters.get("status")
-        if state is not None:
-            params["status"] = v.proto_state(v.state(state))
-        if filters.get("history_length") is not None:
-            params["historyLength"] = filters["history_length"]
-        if filters.get("include_artifacts"):
-            params["includeArtifacts"] = True
-        if filters.get("updated_after"):
-            params["statusTimestampAfter"] = filters["updated_after"]
-        return self._with_tenant(params)
-
-    def read_list_tasks_params(self, params: Any) -> ListTasks:
-        d = v.obj(params, "params")
-        wire = d.get("status")
-        state = v.state(wire) if wire else None
-        if state is TaskState.UNKNOWN and wire != "TASK_STATE_UNSPECIFIED":
-            v.bad(f"unknown task state {wire!r}")
-        include = d.get("includeArtifacts")
-        return ListTasks(
-            v.text(d, "contextId") or None,
-            v.integer(d, "pageSize"),
-            v.text(d, "pageToken") or None,
-            state,
-            v.integer(d, "historyLength"),
-            include is True or str(include).lower() == "true",  # "true" in a query
-            v.text(d, "statusTimestampAfter") or None,
-        )
-
-    def decode_task_page(self, value: Any) -> TaskPage:
-        d = v.obj(value, "ListTasks result")
-        size = d.get("pageSize", d.get("page_size"))
-        total = d.get("totalSize", d.get("total_size"))
-        return TaskPage(
-            tasks=[decode_task(t) for t in v.items(d, "tasks")],
-            next_cursor=v.text(d, "nextPageToken", "next_page_token") or None,
-            total_size=total if isinstance(total, int) else None,
-            page_size=size if isinstance(size, int) else None,
-            raw=d,
-        )
-
-    def encode_task_page(self, page: TaskPage) -> JSONDict:
-        out: JSONDict = {"tasks": [_SHAPES.encode_task(t) for t in page.tasks]}
-        out["nextPageToken"] = page.next_cursor or ""
-        if page.page_size is not None:
-            out["pageSize"] = page.page_size
-        if page.total_size is not None:
-            out["totalSize"] = page.total_size
-        return out
+        return self._with_tenant(super().list_tasks_params(context_id, limit, cursor, **filters))
 
     def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
         return self._with_tenant(encode_push_config(config))

@@ -41,6 +41,7 @@ from a2a_anyio._errors import (
     A2AHTTPError,
     A2ARPCError,
     ErrorContext,
+    MethodNotFoundError,
     TaskNotFoundError,
     UnsupportedOperationError,
     located,
@@ -232,6 +233,9 @@ class WireCodec(ABC):
     binding_name: ClassVar[str]
     #: The media type of JSON bodies, both ways.
     content_type: ClassVar[str] = "application/json"
+    #: HTTP statuses that say a request names no operation served there (besides JSON-RPC
+    #: -32601): REST's missing route, verb or implementation.
+    missing_statuses: ClassVar[frozenset[int]] = frozenset()
 
     def __init__(
         self, url: str, *, tenant: str | None = None, extensions: Sequence[str] = ()
@@ -403,10 +407,25 @@ class WireCodec(ABC):
         A streaming op answered with a plain body gives the one StreamEvent it carries.
         401/403 raise A2AAuthError, other error statuses A2AHTTPError (``retry_after`` from
         ``Retry-After``) unless the body names a finer error; a body that is not what the
-        binding promises raises A2AProtocolError. Errors are built with ``request.context``:
+        binding promises raises A2AProtocolError; an operation the dialect makes optional,
+        answered as missing, UnsupportedOperationError. Errors are built with ``request.context``:
         the interface URL, ``request.name`` as their ``method``, the operation and
         ``request.request_id``.
         """
+
+    def _refused(self, request: WireRequest[Any], exc: A2AClientError) -> NoReturn:
+        """Raise ``exc``, the error an answer to ``request`` carried; for an operation the
+        dialect makes optional (``Dialect.optional``) that the agent answered as a method it
+        does not have, UnsupportedOperationError instead, caused by it."""
+        missing = isinstance(exc, MethodNotFoundError) or (
+            isinstance(exc, A2AHTTPError) and exc.status_code in self.missing_statuses
+        )
+        if missing and request.op.value in self.dialect.optional:
+            raise UnsupportedOperationError(
+                f"the agent does not serve {request.name} (it answered: {exc.message})",
+                **request.context,
+            ) from exc
+        raise exc
 
     def _result(self, request: WireRequest[R], value: Any) -> R:
         try:

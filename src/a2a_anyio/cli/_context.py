@@ -19,6 +19,7 @@ from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._http import DEFAULT_TIMEOUT, make_client
 from a2a_anyio._limits import loads, read_file
 from a2a_anyio._model import AgentCard
+from a2a_anyio._observe import SENSITIVE_WORDS
 from a2a_anyio._registry import (
     AgentEntry,
     AgentRegistry,
@@ -34,7 +35,6 @@ from a2a_anyio.cli._render import Printer
 SENSITIVE_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
 )
-_SENSITIVE_WORDS = ("token", "secret", "key", "auth", "password", "session", "cookie")
 _LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
 _MAX_LOGGED_BODY = 2000
 
@@ -111,7 +111,7 @@ class Debug:
         shown = []
         for name, value in headers.items():
             lower = name.lower()
-            sensitive = lower in self.secret_headers or any(w in lower for w in _SENSITIVE_WORDS)
+            sensitive = lower in self.secret_headers or any(w in lower for w in SENSITIVE_WORDS)
             shown.append(f"{name}: {'***' if sensitive else value}")
         return "; ".join(shown)
 

@@ -385,7 +385,7 @@ def build_parser() -> Parser:
     _leaf(c)
     ls = _add(
         tsub, "list", cmd.task_list, "list tasks, most recently updated first",
-        "List the agent's tasks, most recently updated first (A2A v1.0 agents).",
+        "List the agent's tasks, most recently updated first (A2A v1.0 agents, and v0.3 agents that serve tasks/list).",
     )  # fmt: skip
     ls.add_argument("--context-id", metavar="ID", help="only the tasks of this context")
     ls.add_argument(

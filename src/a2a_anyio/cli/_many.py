@@ -31,6 +31,7 @@ async def agents(ctx: Context) -> int:
                     {
                         "name": e.name,
                         "url": e.url,
+                        "path": e.path,
                         "endpoint": e.endpoint,
                         "description": e.description,
                         "tokenEnv": e.token_env,
@@ -63,7 +64,7 @@ async def agents(ctx: Context) -> int:
             auth.append("headers: " + ", ".join(sorted(e.headers)))
         if e.cookies:
             auth.append("cookies: " + ", ".join(sorted(e.cookies)))
-        where = e.url or f"{e.endpoint} (endpoint)"
+        where = f"{e.url} (path {e.path})" if e.path else e.url or f"{e.endpoint} (endpoint)"
         rows.append([e.name, where, "; ".join(auth) or "-", ", ".join(e.tags) or "-"])
     p.table(["Name", "URL", "Credentials", "Tags"], rows)
     if groups:
@@ -102,7 +103,7 @@ async def fan_out(ctx: Context) -> int:
                     row.finish(result)
                 if scope.cancelled_caught:
                     raise A2ATimeoutError(
-                        f"no answer within {a.timeout}s",
+                        f"deadline timeout: no answer within {a.timeout}s",
                         timeout="deadline",
                         agent=target.url,
                         operation="send",

@@ -18,11 +18,17 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_anyio._dialects import Send as SendMessage
+from a2a_anyio._dialects.card import encode_card
 from a2a_anyio._model import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
     Artifact,
     JSONDict,
     Message,
     PushNotificationConfig,
+    SecurityScheme,
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
@@ -923,104 +929,47 @@ class FakeAgent:
 
     # -- cards --------------------------------------------------------------------------
 
-    def _skill_cards(self) -> list[JSONDict]:
+    def _skills(self) -> list[AgentSkill]:
         infos = list(self.skills.values()) or [
             SkillInfo("echo", _echo, "Echo", "Echoes the text it receives", [], [])
         ]
-        out = []
-        for info in infos:
-            d: JSONDict = {"id": info.id, "name": info.name, "description": info.description}
-            d["tags"] = info.tags
-            if info.examples:
-                d["examples"] = info.examples
-            out.append(d)
-        return out
+        return [AgentSkill(i.id, i.name, i.description, i.tags, i.examples) for i in infos]
 
     def card(self, base_url: str | None = None, *, extended: bool = False) -> JSONDict:
         """The agent card this agent serves, in its dialect's shape, for ``base_url``."""
         base = (base_url or self.url).rstrip("/")
-        rpc = base + self.rpc_path
-        rest = base + self.rest_path
-        modes = ["text/plain", "application/json"]
-        skills = self._skill_cards()
-        card: JSONDict
-        if self.dialect == "1.0":
-            interfaces = []
-            if self.binding in ("jsonrpc", "both"):
-                interfaces.append(
-                    {"url": rpc, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-                )
-            if self.binding in ("rest", "both"):
-                interfaces.append(
-                    {"url": rest, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
-                )
-            caps: JSONDict = {
-                "streaming": self.streaming,
-                "pushNotifications": self.push_notifications,
-            }
-            if self.extended_card is not None:
-                caps["extendedAgentCard"] = True
-            card = {
-                "name": self.name,
-                "description": self.description,
-                "version": self.version,
-                "supportedInterfaces": interfaces,
-                "capabilities": caps,
-                "defaultInputModes": modes,
-                "defaultOutputModes": modes,
-                "skills": skills,
-            }
-            if self.auth:
-                card["securitySchemes"] = {
-                    "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}
-                }
-                card["securityRequirements"] = [{"schemes": {"bearer": {"list": []}}}]
-        elif self.dialect in ("0.3", "0.2"):
-            main, transport = (rpc, "JSONRPC") if self.binding != "rest" else (rest, "HTTP+JSON")
-            card = {
-                "protocolVersion": "0.3.0" if self.dialect == "0.3" else "0.2.5",
-                "name": self.name,
-                "description": self.description,
-                "url": main,
-                "preferredTransport": transport,
-                "version": self.version,
-                "capabilities": {
-                    "streaming": self.streaming,
-                    "pushNotifications": self.push_notifications,
-                },
-                "defaultInputModes": modes,
-                "defaultOutputModes": modes,
-                "skills": skills,
-            }
-            if self.binding == "both":
-                card["additionalInterfaces"] = [
-                    {"url": rpc, "transport": "JSONRPC"},
-                    {"url": rest, "transport": "HTTP+JSON"},
-                ]
-            if self.extended_card is not None:
-                card["supportsAuthenticatedExtendedCard"] = True
-            if self.auth:
-                card["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
-                card["security"] = [{"bearer": []}]
-        else:
-            card = {
-                "name": self.name,
-                "description": self.description,
-                "url": rpc,
-                "version": self.version,
-                "capabilities": {
-                    "streaming": self.streaming,
-                    "pushNotifications": self.push_notifications,
-                    "stateTransitionHistory": False,
-                },
-                "authentication": {"schemes": ["Bearer"] if self.auth else []},
-                "defaultInputModes": ["text"],
-                "defaultOutputModes": ["text"],
-                "skills": [
-                    {"id": s["id"], "name": s["name"], "description": s["description"]}
-                    for s in skills
-                ],
-            }
+        legacy = self.dialect == "legacy"
+        version = {"1.0": "1.0", "0.3": "0.3.0", "0.2": "0.2.5"}.get(self.dialect)
+        interfaces = [
+            AgentInterface(base + path, binding, version)
+            for path, binding, served in (
+                (self.rpc_path, "JSONRPC", self.binding in ("jsonrpc", "both")),
+                (self.rest_path, "HTTP+JSON", self.binding in ("rest", "both")),
+            )
+            if served
+        ]
+        modes = ["text"] if legacy else ["text/plain", "application/json"]
+        schemes: dict[str, SecurityScheme] = {}
+        if self.auth and not legacy:  # legacy cards only name their schemes
+            bearer = "Bearer" if self.dialect == "1.0" else "bearer"
+            schemes["bearer"] = SecurityScheme("http", scheme=bearer)
+        model = AgentCard(
+            name=self.name,
+            description=self.description,
+            version=self.version,
+            interfaces=interfaces,
+            capabilities=AgentCapabilities(
+                streaming=self.streaming,
+                push_notifications=self.push_notifications,
+                extended_agent_card=self.extended_card is not None,
+            ),
+            skills=self._skills(),
+            security_schemes=schemes,
+            security_requirements=[{"Bearer" if legacy else "bearer": []}] if self.auth else [],
+            default_input_modes=modes,
+            default_output_modes=modes,
+        )
+        card = encode_card(model, "1.0" if self.dialect == "1.0" else "legacy" if legacy else "0.3")
         card.update(self.card_overrides)
         if extended and self.extended_card is not None:
             card.update(self.extended_card)

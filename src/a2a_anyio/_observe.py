@@ -1,0 +1,151 @@
+"""What a client tells of its work: records on its logger, and spans when it traces.
+
+The I/O boundary logs each request and its answer (DEBUG), the retry policy each retry and
+a stream each resume (INFO); nothing is logged at WARNING or above. Nothing here imports
+OpenTelemetry: ``_tracing`` does, and it is imported only for a client made with
+``tracing=True``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, MutableMapping
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import TypeVar
+
+from a2a_anyio._errors import ErrorContext
+
+T = TypeVar("T")
+#: What a span attribute or event attribute may hold.
+Attribute = str | bool | int | float
+
+#: The logger of every client that is given none.
+LOGGER = logging.getLogger("a2a_anyio")
+
+#: Words that mark a header or query parameter name as one holding a secret.
+SENSITIVE_WORDS = ("token", "secret", "key", "auth", "pass", "session", "cookie", "signature")
+_USERINFO = re.compile(r"(?<=://)[^/?#@\s]*@")
+_SECRET_QUERY = re.compile(
+    rf"([?&][^=&#\s]*(?:{'|'.join(SENSITIVE_WORDS)})[^=&#\s]*=)[^&#\s]*", re.IGNORECASE
+)
+
+
+def redacted(text: str) -> str:
+    """``text`` (a URL, or a message quoting URLs) without the userinfo of its URLs, and
+    with ``***`` for each query value whose parameter name suggests a secret."""
+    return _SECRET_QUERY.sub(r"\1***", _USERINFO.sub("", text))
+
+
+def about(context: ErrorContext) -> str:
+    """The call a request belongs to, for a record: `` (SendMessage, id 3)``."""
+    name = context.get("method") or context.get("operation")
+    request_id = context.get("request_id")
+    if request_id is None:
+        return f" ({name})" if name else ""
+    return f" ({name}, id {request_id})"
+
+
+class Span:
+    """The span of one operation. This one records nothing: tracing is off."""
+
+    __slots__ = ()
+
+    def returned(self, value: T, context: ErrorContext) -> T:
+        """``value``, the operation's result, noted (task id and state) with where its
+        last request went (``context``)."""
+        return value
+
+    def current(self) -> AbstractContextManager[object]:
+        """Make this span the current one for a block (a step of a stream)."""
+        return _NOTHING
+
+    def end(self, result: object, context: ErrorContext, error: BaseException | None) -> None:
+        """End a stream's span with what it came to: its result, or ``error``. Idempotent."""
+
+
+NO_SPAN = Span()
+_NOTHING = nullcontext()  # reusable, and holds nothing
+_NO_OPERATION = nullcontext(NO_SPAN)
+
+
+class Tracing:
+    """The spans of a client. This one makes none (tracing off); ``_tracing.OtelTracing``
+    makes OpenTelemetry spans."""
+
+    __slots__ = ()
+
+    def operation(
+        self, operation: str, agent: str | None, *, nested: bool = False
+    ) -> AbstractContextManager[Span]:
+        """A CLIENT span around a call, current within the block; an error leaving the block
+        is recorded on it. A ``nested`` call (a part of another, a follow-up's poll) has no
+        span of its own: its requests and retries belong to the span of the call it is part of."""
+        return _NO_OPERATION
+
+    def stream(self, operation: str, agent: str | None) -> Span:
+        """A CLIENT span for a stream, started now; made current for each step of the
+        stream (``Span.current``) and ended by ``Span.end``."""
+        return NO_SPAN
+
+    def event(self, name: str, attributes: Mapping[str, Attribute]) -> None:
+        """Add an event to the current span."""
+
+    def inject(self, headers: MutableMapping[str, str]) -> None:
+        """Add the current span's context to a request's headers (W3C ``traceparent``)."""
+
+    def capture(self) -> object:
+        """The caller's tracing context, to carry into the event loop of a sync facade."""
+        return None
+
+    def restored(self, captured: object) -> AbstractContextManager[object]:
+        """Make a ``capture()``d context current for a block."""
+        return _NOTHING
+
+
+NO_TRACING = Tracing()
+
+
+def tracing_for(enabled: bool) -> Tracing:
+    """The tracing of a client made with ``tracing=enabled``.
+
+    Raises:
+        ImportError: ``enabled`` and OpenTelemetry is not installed.
+    """
+    if not enabled:
+        return NO_TRACING
+    try:
+        from a2a_anyio._tracing import OtelTracing
+    except ImportError as exc:
+        if not (exc.name or "").startswith("opentelemetry"):
+            raise
+        raise ImportError(
+            "tracing=True needs OpenTelemetry: pip install 'a2a-anyio[otel]'", name=exc.name
+        ) from exc
+    return OtelTracing()
+
+
+@dataclass(frozen=True, slots=True)
+class Observer:
+    """Where a client reports: its ``logger`` and its ``tracing``."""
+
+    logger: logging.Logger = LOGGER
+    tracing: Tracing = NO_TRACING
+
+    def happened(
+        self, event: str, attributes: Mapping[str, Attribute], message: str, *args: object
+    ) -> None:
+        """A retry or a resume: an INFO record (``message % args``) and ``event`` on the
+        current span."""
+        self.logger.info(message, *args)
+        self.tracing.event(event, attributes)
+
+
+def observer(logger: logging.Logger | None, tracing: bool) -> Observer:
+    """The observer of a client made with ``logger=`` and ``tracing=``.
+
+    Raises:
+        ImportError: ``tracing`` and OpenTelemetry is not installed.
+    """
+    return Observer(logger if logger is not None else LOGGER, tracing_for(tracing))
