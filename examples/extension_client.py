@@ -1,7 +1,9 @@
 """A typed client for a JSON-RPC extension service at a custom path (a decision log with
-guardrails, "CSTP", at ``/cstp``), built on ``A2AClient.call`` with retries, dataclass results
-and typed errors. Without ``--url`` it starts its own tiny service (Starlette, served on
-127.0.0.1 by the testing kit's ``serve_app``) that answers the first request with a 503.
+guardrails, "CSTP", at ``/cstp``), built on ``A2AClient.call`` with retries, typed errors and
+dataclass results: each method's result type is registered with the client
+(``types=``), which builds it from the JSON. Without ``--url`` it starts its own tiny service
+(Starlette, served on 127.0.0.1 by the testing kit's ``serve_app``) that answers the first
+request with a 503.
 
 uv run python examples/extension_client.py                   # starts the local service
 uv run python examples/extension_client.py --backend trio
@@ -43,13 +45,38 @@ class Decision:
     id: str
     title: str
     status: str
-    tags: tuple[str, ...]
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class GuardrailVerdict:
     allowed: bool
-    violations: tuple[str, ...]  # the ids of the guardrails the action breaks
+    violations: list[str]  # the ids of the guardrails the action breaks
+
+
+def decisions(result: dict[str, Any]) -> list[Decision]:
+    """``{"decisions": [...]}`` as Decisions."""
+    return [
+        Decision(d["id"], d["title"], d["status"], tuple(d.get("tags", ())))
+        for d in result["decisions"]
+    ]
+
+
+def intent_id(result: dict[str, Any]) -> str:
+    """``{"intentId": "I-0001"}`` as its id."""
+    found = result["intentId"]
+    if not isinstance(found, str):
+        raise TypeError(f"intentId is not a string: {found!r}")
+    return found
+
+
+#: What each method's result is made into (any callable of the JSON, or a dataclass, built
+#: with ``T(**result)``); an answer that does not fit is an A2AProtocolError.
+RESULT_TYPES: dict[str, Callable[..., Any]] = {
+    "cstp.queryDecisions": decisions,
+    "cstp.checkGuardrail": GuardrailVerdict,
+    "cstp.announceIntent": intent_id,
+}
 
 
 class CstpError(Exception):
@@ -78,11 +105,12 @@ class CstpClient:
 
     Queries and guardrail checks change nothing, so they are retried on connection failures
     and on 429/502/503/504 alike; an announcement only when it never reached the service.
+    Each call has the client's 10 s deadline; an announcement gets 5 s.
     """
 
     def __init__(self, endpoint: str, *, retry: RetryPolicy | None = None) -> None:
         policy = retry or RetryPolicy(attempts=3, backoff=0.2)
-        self._client = A2AClient(endpoint=endpoint, retry=policy, timeout=10)
+        self._client = A2AClient(endpoint=endpoint, retry=policy, timeout=10, types=RESULT_TYPES)
 
     async def __aenter__(self) -> CstpClient:
         return self
@@ -91,39 +119,31 @@ class CstpClient:
         await self._client.close()
 
     async def query_decisions(self, query: str, *, limit: int = 10) -> list[Decision]:
-        result = await self._call("cstp.queryDecisions", {"query": query, "limit": limit}, True)
-        try:
-            return [
-                Decision(d["id"], d["title"], d["status"], tuple(d.get("tags", ())))
-                for d in result["decisions"]
-            ]
-        except (AttributeError, KeyError, TypeError) as exc:
-            raise CstpResponseError(f"not a list of decisions: {result!r}") from exc
+        found: list[Decision] = await self._call(
+            "cstp.queryDecisions", {"query": query, "limit": limit}, idempotent=True
+        )
+        return found
 
     async def check_guardrail(self, action: str) -> GuardrailVerdict:
-        result = await self._call("cstp.checkGuardrail", {"action": action}, True)
-        try:
-            return GuardrailVerdict(bool(result["allowed"]), tuple(result.get("violations", ())))
-        except (AttributeError, KeyError, TypeError) as exc:
-            raise CstpResponseError(f"not a verdict: {result!r}") from exc
+        verdict: GuardrailVerdict = await self._call(
+            "cstp.checkGuardrail", {"action": action}, idempotent=True
+        )
+        return verdict
 
     async def announce_intent(self, intent: str) -> str:
         """Announce what the caller is about to do; returns the intent's id."""
-        result = await self._call("cstp.announceIntent", {"intent": intent}, False)
-        intent_id = result.get("intentId") if isinstance(result, dict) else None
-        if not isinstance(intent_id, str):
-            raise CstpResponseError(f"no intent id: {result!r}")
-        return intent_id
+        found: str = await self._call("cstp.announceIntent", {"intent": intent}, timeout=5)
+        return found
 
-    async def _call(self, method: str, params: dict[str, Any], idempotent: bool) -> Any:
+    async def _call(self, method: str, params: dict[str, Any], **options: Any) -> Any:
         try:
             # idempotent=True lets the client's policy repeat a read after a 503 too.
-            return await self._client.call(method, params, idempotent=idempotent)
+            return await self._client.call(method, params, **options)
         except A2ARPCError as exc:
             raise CstpRequestError(exc.code, exc.message, exc.data) from exc
         except (A2AConnectionError, A2AHTTPError) as exc:
             raise CstpUnavailableError(str(exc)) from exc
-        except A2AClientError as exc:  # a protocol error: not JSON-RPC, wrong id...
+        except A2AClientError as exc:  # not JSON-RPC, wrong id, a result of the wrong shape
             raise CstpResponseError(str(exc)) from exc
 
 

@@ -7,6 +7,7 @@ from typing import Any as _Any
 from a2a_anyio._auth import ApiKey, Auth, Basic, Bearer, MutualTLS, OAuth2ClientCredentials
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient
+from a2a_anyio._deadline import CLIENT_TIMEOUT
 from a2a_anyio._dialects.reducer import TaskReducer
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -141,6 +142,7 @@ __all__ = [
     "Auth",
     "Basic",
     "Bearer",
+    "CLIENT_TIMEOUT",
     "CardVerifier",
     "ContentTypeNotSupportedError",
     "DataPart",

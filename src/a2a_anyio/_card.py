@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from a2a_anyio._auth import Credentials
-from a2a_anyio._deadline import deadline
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, deadline, resolve_timeout
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import (
@@ -108,8 +108,9 @@ class AgentCardFetcher:
         """Forget the cached card (the ETag goes too)."""
         self._cached = None
 
-    async def fetch(self, *, force: bool = False) -> AgentCard:
-        """The card, from the cache while it is fresh, else from the agent.
+    async def fetch(self, *, force: bool = False, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
+        """The card, from the cache while it is fresh, else from the agent, within
+        ``timeout`` (by default the fetcher's; None: no limit).
 
         Raises:
             A2ADiscoveryError: no card at the well-known paths, an answer that is not a card (or is too large), or
@@ -119,7 +120,8 @@ class AgentCardFetcher:
         cached = self._cached
         if not force and cached is not None and anyio.current_time() < cached.expires:
             return cached.card
-        with deadline(self._timeout, agent=self.base_url, operation="card") as call:
+        limit = resolve_timeout(timeout, self._timeout)
+        with deadline(limit, agent=self.base_url, operation="card") as call:
             async with self._lock:
                 cached = self._cached  # another task may have refreshed it while we waited
                 if not force and cached is not None and anyio.current_time() < cached.expires:

@@ -6,21 +6,23 @@ the HTTP layer, ``codec.decode(...)``; all of it inside the call's one deadline.
 
 from __future__ import annotations
 
-import enum
 import functools
 import inspect
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
+
+import anyio
 
 from a2a_anyio._auth import AuthInput, MutualTLS, credentials
 from a2a_anyio._card import AgentCardFetcher, card_urls
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, deadline, resolve_timeout
 from a2a_anyio._deadline import Call as CallInProgress
-from a2a_anyio._deadline import deadline
 from a2a_anyio._dialects import (
     Call,
     Cancel,
@@ -66,6 +68,7 @@ from a2a_anyio._model import (
     TaskState,
 )
 from a2a_anyio._observe import Span, observer
+from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._signing import CardVerifier
 from a2a_anyio._stream import MessageStream, Opener, StreamWire
@@ -76,16 +79,7 @@ EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
 
 
-class _Default(enum.Enum):
-    """The default of a per-call ``timeout``: the client's."""
-
-    CLIENT = "the client's timeout"
-
-
-CLIENT_TIMEOUT = _Default.CLIENT
-
-
-async def _notify(callback: EventCallback, event: StreamEvent) -> None:
+async def _notify(callback: Callable[[Any], Any], event: Any) -> None:
     outcome = callback(event)
     if inspect.isawaitable(outcome):
         await outcome
@@ -129,7 +123,11 @@ class A2AClient:
     ``logger`` (default ``logging.getLogger("a2a_anyio")``) gets each request and its answer
     at DEBUG (secrets left out), retries and stream resumes at INFO. ``tracing=True`` makes
     every operation an OpenTelemetry span and sends its ``traceparent`` to the agent (the
-    ``otel`` extra; an ``ImportError`` without it).
+    ``otel`` extra; an ``ImportError`` without it). ``types`` maps media types and method
+    names to the user's types for extension payloads (see ``register_type``).
+
+    Every unary operation takes ``timeout=``: its deadline, replacing the client's for that
+    call (None: no limit); a stream's is ``total_timeout``.
 
     Every operation raises an ``A2AClientError`` when it fails: ``A2AConnectionError`` (the
     connection), ``A2ATimeoutError`` (a time limit), ``A2AHTTPError`` and ``A2AAuthError`` (an
@@ -166,6 +164,7 @@ class A2AClient:
         keep_events: int | None = DEFAULT_KEEP_EVENTS,
         logger: logging.Logger | None = None,
         tracing: bool = False,
+        types: Mapping[str, Decoder] | None = None,
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -208,7 +207,8 @@ class A2AClient:
         )
         if verify is False:
             warn_unverified(self.url or self.endpoint or "")
-        self._exchange = Exchange(self._http, self._credentials, self._card_schemes)
+        self._types = PayloadTypes(types)
+        self._exchange = Exchange(self._http, self._credentials, self._card_schemes, self._types)
         self._fetcher = AgentCardFetcher(
             self._http,
             self.url or self.endpoint or "",
@@ -266,8 +266,11 @@ class A2AClient:
 
     # -- discovery ------------------------------------------------------------------------
 
-    async def get_card(self, *, refresh: bool = False) -> AgentCard:
-        """The agent's public card (cached for ``card_ttl`` seconds, single-flight).
+    async def get_card(
+        self, *, refresh: bool = False, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> AgentCard:
+        """The agent's public card (cached for ``card_ttl`` seconds, single-flight), fetched
+        within ``timeout`` (by default the client's; None: no limit).
 
         Raises:
             A2ADiscoveryError: no card at the URL, an answer that is not a card, or a signed card the
@@ -280,9 +283,26 @@ class A2AClient:
             if self._card is None:
                 raise ValueError("this client was made with endpoint= and no url: it has no card")
             return self._card
-        card = await self._fetcher.fetch(force=refresh)
+        return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout))
+
+    async def _fetch_card(self, refresh: bool, limit: float | None) -> AgentCard:
+        card = await self._fetcher.fetch(force=refresh, timeout=limit)
         self._card = card
         return card
+
+    async def _card_for(self, call: CallInProgress | None) -> AgentCard:
+        """The card, fetched if need be as a part of ``call``: within the time the call has
+        left (a deadline of the fetch's own, so that a ``Retry-After`` past it ends it at
+        once), with no limit in a call that has none; outside a call, within the client's
+        timeout."""
+        if self._card is not None:
+            return self._card
+        if call is None:
+            limit = self.timeout
+        else:
+            left = call.until - anyio.current_time()
+            limit = None if call.until == math.inf else max(0.0, round(left, 3))
+        return await self._fetch_card(False, limit)
 
     discover = get_card
 
@@ -300,17 +320,21 @@ class A2AClient:
 
         return caps()
 
-    async def _resolve(self) -> WireCodec:
-        """The codec of the interface in use."""
-        return self._wires.codec or await self._wires.resolve(self._find_candidates)
+    async def _resolve(self, call: CallInProgress | None) -> WireCodec:
+        """The codec of the interface in use (the card fetched, if need be, as a part of
+        ``call``; outside a call, within the client's timeout)."""
+        found = self._wires.codec
+        if found is None:
+            found = await self._wires.resolve(functools.partial(self._find_candidates, call))
+        return found
 
-    async def _find_candidates(self) -> list[WireCodec]:
+    async def _find_candidates(self, call: CallInProgress | None) -> list[WireCodec]:
         tenant, extensions = self.tenant, self.extensions
         if self.endpoint is not None:
             return endpoint_candidates(
                 self.endpoint, self.protocol, tenant=tenant, extensions=extensions
             )
-        card = self._card if self._card is not None else await self.get_card()
+        card = await self._card_for(call)
         return card_candidates(
             card,
             self._fetcher.card_url,
@@ -322,7 +346,7 @@ class A2AClient:
             agent=self.url,
         )
 
-    async def get_extended_card(self) -> AgentCard:
+    async def get_extended_card(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent).
 
         Raises:
@@ -332,24 +356,54 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        card: AgentCard = await self._op(Op.EXTENDED_CARD, None)
+        card: AgentCard = await self._op(Op.EXTENDED_CARD, None, timeout=timeout)
         self._extended_card = card
         return card
 
     # -- the wire -------------------------------------------------------------------------
 
-    async def _op(self, op: Op, args: OpArgs, within: CallInProgress | None = None) -> Any:
-        """Run operation ``op`` within the client's deadline (a part of the call ``within``,
-        if given): encode it with the codec in use, send it, decode the answer; after a
-        "wrong dialect" answer, again with the next candidate."""
+    def _deadline(
+        self,
+        operation: str,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        *,
+        method: str | None = None,
+        within: CallInProgress | None = None,
+    ) -> ContextManager[CallInProgress]:
+        """The one deadline of a call: ``timeout`` (by default the client's; None: no
+        limit). A part of the call ``within`` (a look at its task) has by default the limit
+        ``_part_limit`` gives it, and always the call's deadline too."""
         self._check_open()
+        if within is not None and timeout is CLIENT_TIMEOUT:
+            limit = self._part_limit(within)
+        else:
+            limit = resolve_timeout(timeout, self.timeout)
         agent = self.url or self.endpoint
+        return deadline(limit, agent=agent, operation=operation, method=method, parent=within)
+
+    def _part_limit(self, call: CallInProgress) -> float | None:
+        """The limit of one request made within ``call``: the call's own deadline when it has
+        one (None: nothing more), else the client's timeout, so that a call with no limit
+        (a ``wait``) is not held forever by one request."""
+        return self.timeout if call.until == math.inf else None
+
+    async def _op(
+        self,
+        op: Op,
+        args: OpArgs,
+        within: CallInProgress | None = None,
+        *,
+        timeout: Timeout = CLIENT_TIMEOUT,
+    ) -> Any:
+        """Run operation ``op`` within its deadline (``_deadline``): encode it with the
+        codec in use, send it, decode the answer; after a "wrong dialect" answer, again with
+        the next candidate."""
         with (
             self._traced(op.value, within) as span,
-            deadline(self.timeout, agent=agent, operation=op.value, parent=within) as call,
+            self._deadline(op.value, timeout, within=within) as call,
         ):
             while True:
-                codec = await self._resolve()
+                codec = await self._resolve(call)
                 try:
                     result = await self._exchange.unary(
                         codec, codec.encode(op, args), call, self.retry
@@ -368,26 +422,87 @@ class A2AClient:
         """What the card asks for (for an auth error that does not say it)."""
         return describe_security(self._card) if self._card is not None else []
 
-    async def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
-        """Call any JSON-RPC method (an extension's, for example) and return its raw result.
+    def register_type(self, key: str, decoder: Decoder) -> None:
+        """Decode the extension payloads of ``key`` with ``decoder`` from now on.
+
+        ``key`` is a media type for data parts: a ``DataPart`` of every later answer (tasks,
+        messages, events, pages) whose ``media_type`` is ``key`` (v1.0 ``mediaType``; for
+        earlier versions, whose data parts have none, a ``mediaType`` string in the part's
+        ``metadata``) has its ``data`` made into the user's type. It is a method name for
+        ``call()`` results: ``call(key, ...)`` returns the user's type. ``decoder`` is a
+        dataclass (built with ``decoder(**value)``), a pydantic model (its
+        ``model_validate``; pydantic is not needed otherwise) or any callable of the JSON
+        value. Payloads of no registered key stay as they came (dicts). The registry is this
+        client's own; ``types=`` fills it at construction.
+
+        Raises:
+            ValueError: ``key`` is not a non-empty string.
+            TypeError: ``decoder`` is not callable.
+        """
+        self._types.register(key, decoder)
+
+    @overload
+    async def call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        idempotent: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        result_type: None = None,
+        on_event: Callable[[Any], Any] | None = None,
+    ) -> Any: ...
+    @overload
+    async def call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        idempotent: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        result_type: type[T] | Callable[[Any], T],
+        on_event: Callable[[Any], Any] | None = None,
+    ) -> T: ...
+
+    async def call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        idempotent: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        result_type: Decoder | None = None,
+        on_event: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """Call any JSON-RPC method (an extension's, for example) and return its result.
 
         ``idempotent=True`` says the method may safely run twice, so the retry policy may
-        repeat it after a server error as it does for reads.
+        repeat it after a server error as it does for reads. ``timeout`` bounds the whole
+        call (by default the client's; None: no limit). The result comes back as the JSON
+        it was, or as ``result_type`` (a dataclass, a pydantic model or any callable of the
+        value; see ``register_type``), else as the type registered for ``method``.
+
+        ``on_event`` (sync or async) makes a method that streams usable: the request then
+        accepts an event stream as its answer (``Accept: application/json,
+        text/event-stream``), ``on_event`` is called with each event's result as it
+        arrives (the JSON, undecoded), and the last event's result is returned (decoded as
+        above). A plain JSON answer is given to ``on_event`` once and returned.
 
         Raises:
             A2ARPCError: the method's JSON-RPC error, as its subclass (``MethodNotFoundError``,
-                ``InvalidParamsError``, ...).
+                ``InvalidParamsError``, ...); ``request_id`` is the id of the failed request.
+            A2AProtocolError: the result does not fit ``result_type`` (the decoder's error is its
+                ``__cause__``), or an event stream that carried no result.
             UnsupportedOperationError: the agent offers no JSON-RPC interface.
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         self._check_open()
-        agent = self.url or self.endpoint
         with (
             self._traced(Op.CALL.value) as span,
-            deadline(self.timeout, agent=agent, operation=Op.CALL.value, method=method) as call,
+            self._deadline(Op.CALL.value, timeout, method=method) as call,
         ):
-            await self._resolve()
+            await self._resolve(call)
             codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
             if codec is None:
                 raise UnsupportedOperationError(
@@ -395,12 +510,19 @@ class A2AClient:
                     f" to this client (bindings={list(self.bindings)})",
                     **call.context,
                 )
-            request = codec.encode(Op.CALL, Call(method, params, idempotent))
-            result = await self._exchange.unary(codec, request, call, self.retry)
-            return span.returned(result, call.context)
+            args = Call(method, params, idempotent, stream=on_event is not None)
+            request = codec.encode(Op.CALL, args)
+            if on_event is None:
+                result = await self._exchange.unary(codec, request, call, self.retry)
+            else:
+                notify = functools.partial(_notify, on_event)
+                result = await self._exchange.events(codec, request, call, self.retry, notify)
+            typed = self._types.result(method, result, result_type, request.context)
+            return span.returned(typed, call.context)
 
-    async def ping(self) -> float:
-        """Round-trip time to the agent in milliseconds (any HTTP answer counts).
+    async def ping(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> float:
+        """Round-trip time to the agent in milliseconds (any HTTP answer counts), within
+        ``timeout`` (by default the client's; None: no limit).
 
         Raises:
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
@@ -409,9 +531,8 @@ class A2AClient:
         self._check_open()
         url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
         assert url is not None
-        agent = self.url or self.endpoint
         start = time.perf_counter()
-        with deadline(self.timeout, agent=agent, operation="ping") as call:
+        with self._deadline("ping", timeout) as call:
             await self._http.request(
                 "GET", url, credentials=self._credentials, context=call.context
             )
@@ -431,7 +552,7 @@ class A2AClient:
         accepted_output_modes: list[str] | None = None,
         push_config: PushNotificationConfig | None = None,
         on_event: EventCallback | None = None,
-        timeout: float | _Default | None = CLIENT_TIMEOUT,
+        timeout: Timeout = CLIENT_TIMEOUT,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
@@ -444,7 +565,8 @@ class A2AClient:
         the task as it was last seen in ``events``.
         ``on_event`` (sync or async) is called with every event before the result is returned:
         the message is then streamed when the agent can stream (and ``blocking`` is true), else
-        sent, and the events are the result and what its follow-up shows.
+        sent, and the events are the result and what its follow-up shows; ``timeout`` bounds
+        the stream as it bounds the follow-up.
 
         Raises:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
@@ -458,32 +580,35 @@ class A2AClient:
             message, metadata, context_id, task_id, blocking, history_length,
             accepted_output_modes, push_config,
         )  # fmt: skip
-        if on_event is not None and blocking and await self._can_stream():
-            async with self.stream_message(
-                msg, metadata=metadata, history_length=history_length,
-                accepted_output_modes=accepted_output_modes, push_config=push_config,
-            ) as stream:  # fmt: skip
-                async for event in stream:
-                    await _notify(on_event, event)
-                return await stream.result()
-        limit = self.timeout if timeout is CLIENT_TIMEOUT else timeout
-        agent = self.url or self.endpoint
+        if on_event is not None and blocking and await self._can_stream(None):
+            # Read as any stream is (the stream's own span), within the send's deadline.
+            with self._deadline(Op.SEND.value, timeout) as call:
+                async with self.stream_message(
+                    msg, metadata=metadata, history_length=history_length,
+                    accepted_output_modes=accepted_output_modes, push_config=push_config,
+                ) as stream:  # fmt: skip
+                    try:
+                        async for event in stream:
+                            await _notify(on_event, event)
+                    finally:
+                        call.task = stream.task  # as last seen, for the error of a deadline
+                    return await stream.result()
         with (
             self._traced(Op.SEND.value) as span,
-            deadline(limit, agent=agent, operation=Op.SEND.value) as call,
+            self._deadline(Op.SEND.value, timeout) as call,
         ):
-            result: Task | Message = await self._op(Op.SEND, Send(msg, config), call)
+            # The send's request is the call's own: only the call's deadline bounds it.
+            result: Task | Message = await self._op(Op.SEND, Send(msg, config), call, timeout=None)
             if on_event is not None:
                 await _notify(on_event, result)
             if blocking and isinstance(result, Task) and not result.status.state.is_final:
                 result = await self._follow(result, call, on_event)
             return span.returned(result, call.context)
 
-    async def _can_stream(self) -> bool:
+    async def _can_stream(self, call: CallInProgress | None) -> bool:
         if self.url is None and self._card is None:
             return True  # a bare endpoint declares nothing: try
-        card = self._card if self._card is not None else await self.get_card()
-        return card.capabilities.streaming
+        return (await self._card_for(call)).capabilities.streaming
 
     async def wait(
         self,
@@ -497,8 +622,9 @@ class A2AClient:
 
         The task is re-attached to when the agent streams, else (or when it refuses) polled
         with ``get_task`` at intervals growing by half from ``poll_interval`` up to
-        ``max_interval``. ``timeout`` (None: no limit) raises
-        ``A2ATimeoutError(timeout="deadline")`` carrying the task as last seen in ``events``.
+        ``max_interval``. ``timeout`` (None, the default: no limit) raises
+        ``A2ATimeoutError(timeout="deadline")`` carrying the task as last seen in ``events``;
+        a wait with no limit still bounds each of its requests by the client's timeout.
 
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.
@@ -506,10 +632,9 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        agent = self.url or self.endpoint
         with (
             self._traced("wait") as span,
-            deadline(timeout, agent=agent, operation="wait") as call,
+            self._deadline("wait", timeout) as call,
         ):
             task: Task = await self._op(Op.GET, TaskRef(task_id), call)
             if not task.status.state.is_final:
@@ -526,8 +651,8 @@ class A2AClient:
     ) -> Task:
         """Follow ``task`` up to its final state within ``call``: the one mechanism of
         streams cut short, started from a task (``MessageStream(follows=task)``)."""
-        codec = await self._resolve()
-        streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream()
+        codec = await self._resolve(call)
+        streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream(call)
         call.task = task
         call.goes_to({"agent": codec.url, "operation": call.context.get("operation")})
 
@@ -605,7 +730,8 @@ class A2AClient:
         """Send a message and stream the task's events (``async with ... as stream``).
 
         ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
-        whole stream.
+        whole stream, resumes and polls included, as ``timeout`` bounds a unary call (None,
+        the default: no limit; the client's ``timeout`` does not apply to streams).
 
         Raises:
             RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
@@ -644,7 +770,7 @@ class A2AClient:
         async def opener() -> StreamWire:
             nonlocal encoded
             self._check_open()
-            codec = await self._resolve()
+            codec = await self._resolve(None)
             if encoded is None or encoded[0] is not codec:
                 # Encoded once: a retry sends the same request (message id, JSON-RPC id).
                 encoded = codec, codec.encode(op, args)
@@ -682,7 +808,9 @@ class A2AClient:
             traced=True,
         )
 
-    async def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
+    async def get_task(
+        self, task_id: str, *, history_length: int | None = None, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> Task:
         """The task's current state.
 
         Raises:
@@ -690,7 +818,7 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        task: Task = await self._op(Op.GET, TaskRef(task_id, history_length))
+        task: Task = await self._op(Op.GET, TaskRef(task_id, history_length), timeout=timeout)
         return task
 
     async def list_tasks(
@@ -702,6 +830,7 @@ class A2AClient:
         status: TaskState | None = None,
         history_length: int | None = None,
         include_artifacts: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
     ) -> TaskPage:
         """One page of tasks, most recently updated first. v1.0 agents list tasks; v0.3
         agents are asked with ``tasks/list`` or ``GET /v1/tasks`` (the spec's draft after
@@ -714,10 +843,16 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         args = ListTasks(context_id, limit, cursor, status, history_length, include_artifacts)
-        page: TaskPage = await self._op(Op.LIST, args)
+        page: TaskPage = await self._op(Op.LIST, args, timeout=timeout)
         return page
 
-    async def cancel_task(self, task_id: str, *, metadata: Mapping[str, Any] | None = None) -> Task:
+    async def cancel_task(
+        self,
+        task_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+    ) -> Task:
         """Ask the agent to cancel the task; returns the task as the agent then reports it.
 
         Raises:
@@ -727,7 +862,7 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         meta = dict(metadata) if metadata else None
-        task: Task = await self._op(Op.CANCEL, Cancel(task_id, meta))
+        task: Task = await self._op(Op.CANCEL, Cancel(task_id, meta), timeout=timeout)
         return task
 
     async def create_push_config(
@@ -739,6 +874,7 @@ class A2AClient:
         config_id: str | None = None,
         auth_scheme: str | None = None,
         auth_credentials: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
     ) -> PushNotificationConfig:
         """Ask the agent to post the task's updates to ``url``.
 
@@ -757,11 +893,13 @@ class A2AClient:
             auth_scheme=auth_scheme,
             auth_credentials=auth_credentials,
         )
-        created: PushNotificationConfig = await self._op(Op.PUSH_CREATE, PushCreate(config))
+        created: PushNotificationConfig = await self._op(
+            Op.PUSH_CREATE, PushCreate(config), timeout=timeout
+        )
         return created
 
     async def get_push_config(
-        self, task_id: str, config_id: str | None = None
+        self, task_id: str, config_id: str | None = None, *, timeout: Timeout = CLIENT_TIMEOUT
     ) -> PushNotificationConfig:
         """One push config of the task.
 
@@ -771,10 +909,13 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        config: PushNotificationConfig = await self._op(Op.PUSH_GET, PushRef(task_id, config_id))
+        ref = PushRef(task_id, config_id)
+        config: PushNotificationConfig = await self._op(Op.PUSH_GET, ref, timeout=timeout)
         return config
 
-    async def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
+    async def list_push_configs(
+        self, task_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> list[PushNotificationConfig]:
         """Every push config of the task.
 
         Raises:
@@ -783,10 +924,13 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        configs: list[PushNotificationConfig] = await self._op(Op.PUSH_LIST, PushRef(task_id))
+        ref = PushRef(task_id)
+        configs: list[PushNotificationConfig] = await self._op(Op.PUSH_LIST, ref, timeout=timeout)
         return configs
 
-    async def delete_push_config(self, task_id: str, config_id: str) -> None:
+    async def delete_push_config(
+        self, task_id: str, config_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> None:
         """Remove one push config of the task.
 
         Raises:
@@ -795,4 +939,4 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        await self._op(Op.PUSH_DELETE, PushRef(task_id, config_id))
+        await self._op(Op.PUSH_DELETE, PushRef(task_id, config_id), timeout=timeout)

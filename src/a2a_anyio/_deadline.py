@@ -7,6 +7,7 @@ server does.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,25 @@ from a2a_anyio._errors import A2ATimeoutError, ErrorContext
 
 if TYPE_CHECKING:
     from a2a_anyio._model import StreamEvent
+
+
+class _Default(enum.Enum):
+    """The default of a per-call ``timeout``: the client's."""
+
+    CLIENT = "the client's timeout"
+
+
+CLIENT_TIMEOUT = _Default.CLIENT
+"""The default of every operation's ``timeout=``: the client's ``timeout`` applies (pass it
+on in a wrapper that forwards ``timeout``)."""
+
+#: A per-call ``timeout``: seconds, None for no limit, or ``CLIENT_TIMEOUT``.
+Timeout = float | _Default | None
+
+
+def resolve_timeout(timeout: Timeout, default: float | None) -> float | None:
+    """The limit a call's ``timeout`` sets: ``default`` (the client's) for ``CLIENT_TIMEOUT``."""
+    return default if timeout is CLIENT_TIMEOUT else timeout
 
 
 @dataclass(slots=True)
@@ -56,15 +76,18 @@ def deadline(
     method: str | None = None,
     parent: Call | None = None,
 ) -> Iterator[Call]:
-    """Run the block within ``seconds`` (None: no limit). At the deadline the block is
-    cancelled and ``A2ATimeoutError(timeout="deadline")`` raised. ``parent``: the call this
-    one is part of (it keeps its own deadline)."""
+    """Run the block within ``seconds`` (None: no limit of its own). At the deadline the
+    block is cancelled and ``A2ATimeoutError(timeout="deadline")`` raised. ``parent``: the
+    call this one is part of, whose deadline (kept by the parent's scope) bounds it too:
+    ``until`` is the nearer of the two, for the waits that must not outlast it."""
     context: ErrorContext = {"agent": agent, "method": method, "operation": operation}
+    outer = parent.until if parent is not None else math.inf
     if seconds is None:
-        yield Call(math.inf, context, parent=parent)
+        yield Call(outer, context, parent=parent)
         return
-    call = Call(anyio.current_time() + seconds, context, parent=parent)
-    with anyio.CancelScope(deadline=call.until) as scope:
+    own = anyio.current_time() + seconds
+    call = Call(min(own, outer), context, parent=parent)
+    with anyio.CancelScope(deadline=own) as scope:
         yield call
     if scope.cancelled_caught:
         if call.task is None:

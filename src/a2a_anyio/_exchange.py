@@ -1,34 +1,39 @@
 """The I/O line of an operation: an encoded request sent through the HTTP layer and its
-answer decoded by the same codec; unary under the retry policy, or opened as a stream."""
+answer decoded by the same codec (and its payloads by the client's types); unary under the
+retry policy, opened as a stream, or a call answered either way."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from a2a_anyio._auth import Credentials
 from a2a_anyio._deadline import Call
 from a2a_anyio._dialects import Fallback, WireCodec, WireRequest
-from a2a_anyio._errors import A2AAuthError, A2AClientError
+from a2a_anyio._errors import A2AAuthError, A2AClientError, A2AProtocolError
 from a2a_anyio._http import HttpTransport
 from a2a_anyio._http_sse import open_sse
+from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import StreamWire
 
 
 class Exchange:
-    """How one client sends: its HTTP transport and credentials. ``schemes()`` says what the
-    agent's card asks for, to complete an auth error."""
+    """How one client sends: its HTTP transport and credentials, and the types its answers'
+    data parts are decoded into. ``schemes()`` says what the agent's card asks for, to
+    complete an auth error."""
 
     def __init__(
         self,
         http: HttpTransport,
         credentials: Credentials,
         schemes: Callable[[], list[str]],
+        types: PayloadTypes,
     ) -> None:
         self.http = http
         self.credentials = credentials
         self._schemes = schemes
+        self.types = types
 
     async def unary(
         self, codec: WireCodec, request: WireRequest[Any], call: Call, retry: RetryPolicy
@@ -50,7 +55,10 @@ class Exchange:
                 credentials=self.credentials,
                 context=call.context,
             )
-            return codec.decode(request, resp.status, resp.headers, resp.content)
+            value = codec.decode(request, resp.status, resp.headers, resp.content)
+            if self.types:
+                self.types.parts(value, request.context)
+            return value
 
         def tried() -> Awaitable[Any]:  # the request as it is now
             return retry.run(
@@ -72,17 +80,21 @@ class Exchange:
                 call.goes_to(request.context)
                 return await tried()
         except A2AAuthError as exc:
-            schemes = [] if exc.schemes else self._schemes()
-            if not schemes:
-                raise
-            asks = f"{exc.message} (the agent asks for: {'; or '.join(schemes)})"
-            raise exc.with_context(message=asks, schemes=schemes) from exc
+            self._raise_asking(exc)
+
+    def _raise_asking(self, exc: A2AAuthError) -> NoReturn:
+        """Raise ``exc``, or a new error that also says what the card asks for."""
+        schemes = [] if exc.schemes else self._schemes()
+        if not schemes:
+            raise exc
+        asks = f"{exc.message} (the agent asks for: {'; or '.join(schemes)})"
+        raise exc.with_context(message=asks, schemes=schemes) from exc
 
     def stream(
         self,
         codec: WireCodec,
         request: WireRequest[Any],
-        fall_back: Callable[[A2AClientError], bool],
+        fall_back: Callable[[A2AClientError], bool] | None = None,
     ) -> StreamWire:
         """``request`` as a stream to be opened; a 405 answer to it resends its alternative
         form when the codec has one for that."""
@@ -99,4 +111,53 @@ class Exchange:
             on_405=None if alternative is None else alternative.resend,
             context=request.context,
         )
-        return StreamWire(conn, codec, request, fall_back)
+        return StreamWire(conn, codec, request, fall_back, self.types)
+
+    async def events(
+        self,
+        codec: WireCodec,
+        request: WireRequest[Any],
+        call: Call,
+        retry: RetryPolicy,
+        on_event: Callable[[Any], Awaitable[None]],
+    ) -> Any:
+        """Send ``request``, which accepts an event stream as its answer, under ``retry``
+        (until its answer is known); give ``on_event`` each result it streams, or its one
+        plain result; return the last. The call's deadline bounds it all; a stream without
+        an event is an A2AProtocolError."""
+        call.goes_to(request.context)
+
+        async def attempt() -> tuple[StreamWire, Any]:
+            wire = self.stream(codec, request)
+            try:
+                await wire.conn.__aenter__()
+                resp = wire.conn.error_response
+                return wire, None if resp is None else wire.answer(resp)
+            except BaseException:
+                await wire.conn.aclose()
+                raise
+
+        try:
+            wire, result = await retry.run(
+                attempt,
+                operation=request.name,
+                idempotent=request.idempotent,
+                until=call.until,
+                observer=self.http.observer,
+            )
+        except A2AAuthError as exc:
+            self._raise_asking(exc)
+        conn = wire.conn
+        try:
+            if conn.error_response is not None:
+                await on_event(result)
+                return result
+            streamed = False
+            while (data := await conn.next_event()) is not None:
+                result, streamed = wire.decode(data), True
+                await on_event(result)
+            if not streamed:
+                raise A2AProtocolError("the event stream carried no result", **request.context)
+            return result
+        finally:
+            await conn.aclose()

@@ -118,7 +118,9 @@ class SSEConnection:
         self._credentials = credentials
         self.url = url
         self._content = content
-        self._headers = {**headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        # A request that accepts JSON too (a call that may stream) says so itself.
+        accept = headers.get("Accept", "text/event-stream")
+        self._headers = {**headers, "Accept": accept, "Cache-Control": "no-store"}
         self._response: httpx.Response | None = None
         self._events: AsyncIterator[ServerSentEvent] | None = None
         self._max_event_bytes = transport.max_event_bytes

@@ -20,6 +20,7 @@ from a2a_anyio._http import (
 )
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
 from a2a_anyio._observe import tracing_for
+from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
 from a2a_anyio._wires import LearnedWires
 
@@ -35,6 +36,7 @@ class AgentPool:
     Wherever a URL is accepted, the name of an agent of ``registry`` works too (its entry's
     options win over ``client_options``), and in fan-outs the name of a group. Without
     ``registry``, ``AgentRegistry.load()`` is read the first time a name is used.
+    ``register_type`` registers a payload type with every client, those made later too.
 
     Its clients log to ``logger`` and trace when ``tracing`` (see ``A2AClient``).
     """
@@ -108,6 +110,19 @@ class AgentPool:
                 out.append(target)
         return out
 
+    def register_type(self, key: str, decoder: Decoder) -> None:
+        """``A2AClient.register_type`` on every client of the pool, now and later (each
+        client keeps its own registry; ``types=`` among the pool's options fills them).
+
+        Raises:
+            ValueError: ``key`` is not a non-empty string.
+            TypeError: ``decoder`` is not callable.
+        """
+        PayloadTypes().register(key, decoder)  # refused here, before any client has it
+        self._options["types"] = {**(self._options.get("types") or {}), key: decoder}
+        for client in self._clients.values():
+            client.register_type(key, decoder)
+
     def client(self, url: str) -> A2AClient:
         """The client for ``url`` (or for the registry agent of that name), made on first use.
 
@@ -152,8 +167,8 @@ class AgentPool:
         ``{"text": ...}``.
 
         A task that is still running when the agent answers is followed up as
-        ``send_message`` does; ``timeout`` bounds the whole call (None: no limit, each request
-        within the client's timeout). A failed, rejected, canceled or interrupted task raises
+        ``send_message`` does; ``timeout`` bounds the whole call (None: no limit, each look at
+        the task within the client's timeout). A failed, rejected, canceled or interrupted task raises
         ``TaskFailedError`` carrying the status message; a completed task without artifacts
         raises ``A2AProtocolError``.
 

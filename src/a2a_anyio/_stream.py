@@ -10,7 +10,7 @@ from typing import Any, NoReturn, TypeVar
 import anyio
 
 from a2a_anyio import _retry
-from a2a_anyio._dialects import EventDecoder, WireCodec, WireRequest
+from a2a_anyio._dialects import WireCodec, WireRequest
 from a2a_anyio._dialects.follower import (
     DEFAULT_KEEP_EVENTS,
     DEFAULT_RESUME_ATTEMPTS,
@@ -29,16 +29,18 @@ from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
 from a2a_anyio._observe import NO_SPAN, Observer, Span, redacted
+from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 
 class StreamWire:
     """An opened-to-be stream and how to read it: the connection (not yet entered), and the
-    codec and request whose events and plain answers it decodes. ``fall_back(error)`` is
-    told the error of a plain answer to a stream's first request: True when the client moved
-    to another wire because of it, and the stream is to be opened again."""
+    codec and request whose events and plain answers it decodes, the data parts of both
+    then decoded by the client's ``types``. ``fall_back(error)`` is told the error of a
+    plain answer to a stream's first request: True when the client moved to another wire
+    because of it, and the stream is to be opened again."""
 
-    __slots__ = ("codec", "conn", "events", "fall_back", "request")
+    __slots__ = ("codec", "conn", "decode", "events", "fall_back", "request", "types")
 
     def __init__(
         self,
@@ -46,18 +48,34 @@ class StreamWire:
         codec: WireCodec,
         request: WireRequest[Any],
         fall_back: Callable[[A2AClientError], bool] | None = None,
+        types: PayloadTypes | None = None,
     ) -> None:
         self.conn = conn
         self.codec = codec
         self.request = request
         self.events = codec.event_decoder(request)
         self.fall_back = fall_back
+        self.types = types
+        #: One event from its SSE data (the event decoder's own when no type is registered).
+        self.decode: Callable[[str], StreamEvent] = (
+            self._typed_event if types else self.events.decode
+        )
+
+    def _typed_event(self, data: str) -> StreamEvent:
+        event = self.events.decode(data)
+        self._type(event)
+        return event
+
+    def _type(self, value: Any) -> None:
+        if self.types:
+            self.types.parts(value, self.request.context)
 
     def answer(self, resp: RawResponse) -> StreamEvent:
         """The one event of a plain (non-stream) answer, or the error it carries raised."""
         event: StreamEvent = self.codec.decode(
             self.request, resp.status, resp.headers, resp.content
         )
+        self._type(event)
         return event
 
 
@@ -165,7 +183,7 @@ class MessageStream:
             max_bytes=max_bytes,
         )
         self._conn: SSEConnection | None = None
-        self._events_in: EventDecoder | None = None
+        self._decode: Callable[[str], StreamEvent] | None = None
         self._deadline = math.inf
         self._poll_deadline = math.inf
         self._state = "new"  # new -> open -> done
@@ -257,7 +275,7 @@ class MessageStream:
         while True:
             wire = await opener()
             conn = wire.conn
-            self._events_in = wire.events
+            self._decode = wire.decode
             self._follower.ends = wire.events.ends
             self._context = self._follower.context = wire.events.context
             conn.on_activity = self._touch
@@ -342,7 +360,7 @@ class MessageStream:
             return event
         if self._conn is None:
             return None
-        assert self._events_in is not None
+        assert self._decode is not None
         if self._guarded:
             data = await self._within(self._conn.next_event())
         else:
@@ -350,7 +368,7 @@ class MessageStream:
         if data is None:
             return None
         self._size = len(data)
-        return self._events_in.decode(data)
+        return self._decode(data)
 
     # -- resuming ---------------------------------------------------------------------------
 

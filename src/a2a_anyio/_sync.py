@@ -15,11 +15,12 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from anyio.from_thread import BlockingPortal
 
-from a2a_anyio._client import CLIENT_TIMEOUT, A2AClient, EventCallback, MessageInput, _Default
+from a2a_anyio._client import A2AClient, EventCallback, MessageInput
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -30,6 +31,7 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
+from a2a_anyio._payloads import Decoder
 from a2a_anyio._stream import MessageStream
 from a2a_anyio._sync_portal import Calls, off_loop, start_portal
 
@@ -239,24 +241,26 @@ class SyncA2AClient:
 
     # -- discovery ------------------------------------------------------------------------
 
-    def get_card(self, *, refresh: bool = False) -> AgentCard:
-        """The agent's public card (cached for ``card_ttl`` seconds, single-flight).
+    def get_card(self, *, refresh: bool = False, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
+        """The agent's public card (cached for ``card_ttl`` seconds, single-flight), fetched
+        within ``timeout`` (by default the client's; None: no limit).
 
         Raises:
             A2ADiscoveryError: no card at the URL, or not a card.
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
             RuntimeError: the client is closed.
         """
-        return self._calls.run(functools.partial(self._client.get_card, refresh=refresh))
+        get = self._client.get_card
+        return self._calls.run(functools.partial(get, refresh=refresh, timeout=timeout))
 
-    def discover(self, *, refresh: bool = False) -> AgentCard:
+    def discover(self, *, refresh: bool = False, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
         """The same as ``get_card()``.
 
         Raises:
             A2ADiscoveryError: as ``get_card``.
             RuntimeError: the client is closed.
         """
-        return self._calls.run(functools.partial(self._client.discover, refresh=refresh))
+        return self.get_card(refresh=refresh, timeout=timeout)
 
     @property
     def agent_card(self) -> AgentCard:
@@ -268,7 +272,7 @@ class SyncA2AClient:
         """``client.capabilities``: the card's capabilities (blocking)."""
         return self.get_card().capabilities
 
-    def get_extended_card(self) -> AgentCard:
+    def get_extended_card(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent).
 
         Raises:
@@ -276,7 +280,8 @@ class SyncA2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        return self._calls.run(self._client.get_extended_card)
+        get = self._client.get_extended_card
+        return self._calls.run(functools.partial(get, timeout=timeout))
 
     # -- operations -----------------------------------------------------------------------
 
@@ -292,7 +297,7 @@ class SyncA2AClient:
         accepted_output_modes: list[str] | None = None,
         push_config: PushNotificationConfig | None = None,
         on_event: EventCallback | None = None,
-        timeout: float | _Default | None = CLIENT_TIMEOUT,
+        timeout: Timeout = CLIENT_TIMEOUT,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
@@ -343,7 +348,7 @@ class SyncA2AClient:
         """Send a message and stream the task's events (``with ... as stream: for ...``).
 
         ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
-        whole stream.
+        whole stream, as ``timeout`` bounds a unary call (None, the default: no limit).
 
         Raises:
             RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
@@ -398,7 +403,9 @@ class SyncA2AClient:
 
         return self._calls.run(made)
 
-    def get_task(self, task_id: str, *, history_length: int | None = None) -> Task:
+    def get_task(
+        self, task_id: str, *, history_length: int | None = None, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> Task:
         """The task's current state.
 
         Raises:
@@ -407,7 +414,9 @@ class SyncA2AClient:
             RuntimeError: the client is closed.
         """
         return self._calls.run(
-            functools.partial(self._client.get_task, task_id, history_length=history_length)
+            functools.partial(
+                self._client.get_task, task_id, history_length=history_length, timeout=timeout
+            )
         )
 
     def list_tasks(
@@ -419,6 +428,7 @@ class SyncA2AClient:
         status: TaskState | None = None,
         history_length: int | None = None,
         include_artifacts: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
     ) -> TaskPage:
         """One page of tasks, most recently updated first. v1.0 agents list tasks; v0.3
         agents are asked with ``tasks/list`` or ``GET /v1/tasks`` (the spec's draft after
@@ -439,10 +449,17 @@ class SyncA2AClient:
                 status=status,
                 history_length=history_length,
                 include_artifacts=include_artifacts,
+                timeout=timeout,
             )
         )
 
-    def cancel_task(self, task_id: str, *, metadata: Mapping[str, Any] | None = None) -> Task:
+    def cancel_task(
+        self,
+        task_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+    ) -> Task:
         """Ask the agent to cancel the task; returns the task as the agent then reports it.
 
         Raises:
@@ -452,7 +469,7 @@ class SyncA2AClient:
             RuntimeError: the client is closed.
         """
         return self._calls.run(
-            functools.partial(self._client.cancel_task, task_id, metadata=metadata)
+            functools.partial(self._client.cancel_task, task_id, metadata=metadata, timeout=timeout)
         )
 
     def wait(
@@ -465,7 +482,8 @@ class SyncA2AClient:
     ) -> Task:
         """Wait until the task is terminal or interrupted; return it (re-attached to when the
         agent streams, else polled at intervals growing by half from ``poll_interval`` up to
-        ``max_interval``); ``timeout`` raises ``A2ATimeoutError(timeout="deadline")``.
+        ``max_interval``); ``timeout`` (None, the default: no limit) raises
+        ``A2ATimeoutError(timeout="deadline")``.
 
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.
@@ -491,6 +509,7 @@ class SyncA2AClient:
         config_id: str | None = None,
         auth_scheme: str | None = None,
         auth_credentials: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
     ) -> PushNotificationConfig:
         """Ask the agent to post the task's updates to ``url``.
 
@@ -508,10 +527,13 @@ class SyncA2AClient:
                 config_id=config_id,
                 auth_scheme=auth_scheme,
                 auth_credentials=auth_credentials,
+                timeout=timeout,
             )
         )
 
-    def get_push_config(self, task_id: str, config_id: str | None = None) -> PushNotificationConfig:
+    def get_push_config(
+        self, task_id: str, config_id: str | None = None, *, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> PushNotificationConfig:
         """One push config of the task.
 
         Raises:
@@ -519,9 +541,12 @@ class SyncA2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        return self._calls.run(functools.partial(self._client.get_push_config, task_id, config_id))
+        get = self._client.get_push_config
+        return self._calls.run(functools.partial(get, task_id, config_id, timeout=timeout))
 
-    def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
+    def list_push_configs(
+        self, task_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> list[PushNotificationConfig]:
         """Every push config of the task.
 
         Raises:
@@ -529,9 +554,12 @@ class SyncA2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        return self._calls.run(functools.partial(self._client.list_push_configs, task_id))
+        list_configs = self._client.list_push_configs
+        return self._calls.run(functools.partial(list_configs, task_id, timeout=timeout))
 
-    def delete_push_config(self, task_id: str, config_id: str) -> None:
+    def delete_push_config(
+        self, task_id: str, config_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+    ) -> None:
         """Remove one push config of the task.
 
         Raises:
@@ -539,28 +567,80 @@ class SyncA2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        self._calls.run(functools.partial(self._client.delete_push_config, task_id, config_id))
+        delete = self._client.delete_push_config
+        self._calls.run(functools.partial(delete, task_id, config_id, timeout=timeout))
 
-    def call(self, method: str, params: Any = None, *, idempotent: bool = False) -> Any:
-        """Call any JSON-RPC method (an extension's, for example) and return its raw result.
+    def register_type(self, key: str, decoder: Decoder) -> None:
+        """Decode the extension payloads of ``key`` with ``decoder`` from now on (a media type
+        for data parts, a method name for ``call()`` results), as ``A2AClient.register_type``.
 
-        ``idempotent=True`` says the method may safely run twice, so the retry policy may
-        repeat it after a server error as it does for reads.
+        Raises:
+            ValueError: ``key`` is not a non-empty string.
+            TypeError: ``decoder`` is not callable.
+        """
+        self._client.register_type(key, decoder)
+
+    @overload
+    def call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        idempotent: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        result_type: None = None,
+        on_event: Callable[[Any], Any] | None = None,
+    ) -> Any: ...
+    @overload
+    def call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        idempotent: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        result_type: type[T] | Callable[[Any], T],
+        on_event: Callable[[Any], Any] | None = None,
+    ) -> T: ...
+
+    def call(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        idempotent: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        result_type: Decoder | None = None,
+        on_event: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """Call any JSON-RPC method (an extension's, for example) and return its result, as
+        ``A2AClient.call``: within ``timeout``, as ``result_type`` (or the type registered
+        for ``method``), and with ``on_event`` given each result of a method that streams
+        (a sync callback runs in a worker thread of the portal).
 
         Raises:
             A2ARPCError: the method's JSON-RPC error, as its subclass.
+            A2AProtocolError: the result does not fit ``result_type``.
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
         return self._calls.run(
-            functools.partial(self._client.call, method, params, idempotent=idempotent)
+            functools.partial(
+                self._client.call,
+                method,
+                params,
+                idempotent=idempotent,
+                timeout=timeout,
+                result_type=result_type,
+                on_event=off_loop(on_event),
+            )
         )
 
-    def ping(self) -> float:
+    def ping(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts).
 
         Raises:
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
             RuntimeError: the client is closed.
         """
-        return self._calls.run(self._client.ping)
+        return self._calls.run(functools.partial(self._client.ping, timeout=timeout))

@@ -11,6 +11,7 @@ from typing import Any
 
 from a2a_anyio._client import A2AClient, MessageInput
 from a2a_anyio._fanout import AgentResult
+from a2a_anyio._payloads import Decoder
 from a2a_anyio._pool import AgentPool
 from a2a_anyio._sync import SyncA2AClient
 from a2a_anyio._sync_portal import Calls, off_loop, start_portal
@@ -51,6 +52,20 @@ class SyncAgentPool:
     def closed(self) -> bool:
         """True once ``close()`` was called."""
         return self._calls.closed
+
+    def register_type(self, key: str, decoder: Decoder) -> None:
+        """``AgentPool.register_type``: a payload type for every client of the pool.
+
+        Raises:
+            ValueError: ``key`` is not a non-empty string.
+            TypeError: ``decoder`` is not callable.
+            RuntimeError: the pool is closed.
+        """
+
+        async def register() -> None:  # in the loop, like every change of the clients
+            self._pool.register_type(key, decoder)
+
+        self._calls.run(register)
 
     def client(self, url: str) -> SyncA2AClient:
         """The client for ``url``, made on first use (and again if the last one was closed).

@@ -7,13 +7,14 @@ either backend. In a runnable block, ``https://agent.example.com`` is the v1.0 a
 
 What every agent does, by the text it gets: ``slow...`` works until it is canceled; anything
 else streams a three-chunk ``report`` artifact and completes (``long...`` a chunk every 0.3 s). The skill ``image.resize``
-completes at once with ``resized``. The v1.0 agent also answers the JSON-RPC extension method
-``cstp.queryDecisions`` (a decision log, as in ``examples/extension_client.py``).
+completes at once with ``resized``; ``invoice`` with an invoice data part (media type
+``application/vnd.acme.invoice+json``). The JSON-RPC agents also answer the extension methods
+``cstp.queryDecisions`` (a decision log, as in ``examples/extension_client.py``) and
+``cstp.watchDecisions``, which streams a decision's three steps.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, ExitStack, contextmanager
 from typing import Any
@@ -21,11 +22,11 @@ from typing import Any
 import anyio
 from anyio.from_thread import start_blocking_portal
 
-from a2a_anyio import A2AClient
-from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, serve_app, status
-from a2a_anyio.testing._asgi import Receive, Scope, Send
+from a2a_anyio import A2AClient, DataPart
+from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
 
 SPECS = (("1.0", "jsonrpc"), ("0.3", "rest"), ("legacy", "jsonrpc"))
+INVOICE = "application/vnd.acme.invoice+json"
 
 
 async def _work(ctx: SkillContext) -> AsyncIterator[Emit]:
@@ -45,59 +46,36 @@ async def _resize(ctx: SkillContext) -> AsyncIterator[Emit]:
     yield artifact(f"resized: {ctx.text}", name="image")
 
 
+async def _invoice(ctx: SkillContext) -> AsyncIterator[Emit]:
+    yield status("working")
+    # Pre-1.0 data parts have no media type: their metadata names it.
+    label = {"mediaType": INVOICE}
+    part = DataPart({"number": "F-1", "total": 12.5}, INVOICE, label)
+    yield artifact(parts=[part], name="invoice")
+
+
+def _query_decisions(params: Any) -> Any:
+    query = (params or {}).get("query", "")
+    return {"decisions": [{"id": "d-1", "title": f"{query}: use PostgreSQL"}]}
+
+
+async def _watch_decisions(params: Any) -> AsyncIterator[Any]:
+    for step in ("proposed", "reviewed", "accepted"):
+        await anyio.sleep(0.01)
+        yield {"id": "d-1", "status": step}
+
+
 def make_agent(dialect: str, binding: str) -> FakeAgent:
-    return FakeAgent(
+    agent = FakeAgent(
         dialect=dialect,  # type: ignore[arg-type]
         binding=binding,  # type: ignore[arg-type]
         name=f"Docs agent ({dialect})",
-        skills={"work": _work, "image.resize": _resize},
+        skills={"work": _work, "image.resize": _resize, "invoice": _invoice},
         default_skill="work",
     )
-
-
-class WithExtension:
-    """An agent's ASGI app that also answers ``cstp.queryDecisions`` on its JSON-RPC path."""
-
-    def __init__(self, agent: FakeAgent) -> None:
-        self.agent = agent
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != self.agent.rpc_path:
-            await self.agent(scope, receive, send)
-            return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        try:
-            request = json.loads(body)
-        except ValueError:
-            request = None
-        if isinstance(request, dict) and request.get("method") == "cstp.queryDecisions":
-            query = (request.get("params") or {}).get("query", "")
-            result = {"decisions": [{"id": "d-1", "title": f"{query}: use PostgreSQL"}]}
-            data = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "result": result})
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"application/json")],
-                }
-            )
-            await send({"type": "http.response.body", "body": data.encode()})
-            return
-        replayed = False
-
-        async def again() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.agent(scope, again, send)
+    agent.add_method("cstp.queryDecisions", _query_decisions)
+    agent.add_method("cstp.watchDecisions", _watch_decisions)
+    return agent
 
 
 class World:
@@ -110,11 +88,9 @@ class World:
         self.urls: list[str] = []
         for dialect, binding in SPECS:
             agent = make_agent(dialect, binding)
-            self._stack.enter_context(portal.wrap_async_context_manager(agent.running()))
-            app = WithExtension(agent)
-            url = self._stack.enter_context(portal.wrap_async_context_manager(serve_app(app)))
+            self._stack.enter_context(portal.wrap_async_context_manager(agent.serve()))
             self.agents.append(agent)
-            self.urls.append(url)
+            self.urls.append(agent.url)
         self.url = self.urls[0]
 
     def close(self) -> None:

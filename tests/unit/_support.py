@@ -6,6 +6,7 @@ import asyncio
 import json
 import selectors
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ import sniffio
 import trio
 import trio.testing
 
-from a2a_anyio import MessageStream
+from a2a_anyio import A2AClient, MessageStream
+from a2a_anyio.testing import FakeAgent as KitAgent
 
 FRAMES = Path(__file__).resolve().parents[1] / "frames"
 BASE = "https://agent.example.com"
@@ -353,3 +355,14 @@ class FakeAgent:
     @property
     def rpc_requests(self) -> list[httpx.Request]:
         return [r for r in self.requests if r.method == "POST"]
+
+
+@asynccontextmanager
+async def kit_client(agent: KitAgent, **options: Any) -> AsyncIterator[A2AClient]:
+    """An A2AClient of the testing kit's ``agent``, through its in-process transport (which
+    runs the agent while the httpx client is open)."""
+    async with (
+        httpx.AsyncClient(transport=agent.transport()) as http,
+        A2AClient(agent.url, http_client=http, **options) as client,
+    ):
+        yield client

@@ -6,7 +6,6 @@ answering every send at once (as fasta2a does)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -14,7 +13,6 @@ import httpx
 import pytest
 
 from a2a_anyio import (
-    A2AClient,
     A2ATimeoutError,
     AgentPool,
     Message,
@@ -25,7 +23,7 @@ from a2a_anyio import (
 )
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, reply, status
 
-from ._support import on_mock_clock
+from ._support import kit_client, on_mock_clock
 
 pytestmark = pytest.mark.anyio
 
@@ -48,15 +46,6 @@ def slow_agent(*, streaming: bool = True, dialect: Any = "1.0", **options: Any) 
     return agent
 
 
-@asynccontextmanager
-async def client_of(agent: FakeAgent, **options: Any) -> AsyncIterator[A2AClient]:
-    async with (
-        httpx.AsyncClient(transport=agent.transport()) as http,
-        A2AClient(agent.url, http_client=http, **options) as client,
-    ):
-        yield client
-
-
 def ops(agent: FakeAgent) -> list[str | None]:
     return [r.op for r in agent.requests if r.op != "card"]
 
@@ -67,7 +56,7 @@ async def test_a_blocking_send_answered_at_once_is_followed_to_its_end(
     streaming: bool, follow_op: str
 ) -> None:
     agent = slow_agent(streaming=streaming)
-    async with client_of(agent, timeout=60) as client:
+    async with kit_client(agent, timeout=60) as client:
         start = anyio.current_time()
         done = await client.send_message("hi")
         took = anyio.current_time() - start
@@ -85,7 +74,7 @@ async def test_a_blocking_send_answered_at_once_is_followed_to_its_end(
 @on_mock_clock()
 async def test_not_blocking_returns_at_once() -> None:
     agent = slow_agent()
-    async with client_of(agent) as client:
+    async with kit_client(agent) as client:
         start = anyio.current_time()
         task = await client.send_message("hi", blocking=False)
         assert anyio.current_time() == start
@@ -98,7 +87,7 @@ async def test_not_blocking_returns_at_once() -> None:
 @pytest.mark.parametrize("streaming", [True, False])
 async def test_the_follow_up_ends_at_the_calls_timeout_with_the_task(streaming: bool) -> None:
     agent = slow_agent(streaming=streaming)
-    async with client_of(agent, timeout=60) as client:
+    async with kit_client(agent, timeout=60) as client:
         start = anyio.current_time()
         with pytest.raises(A2ATimeoutError) as info:
             await client.send_message("hi", timeout=5, metadata={"takes": 100})
@@ -122,7 +111,7 @@ async def test_the_follow_up_ends_at_the_calls_timeout_with_the_task(streaming: 
 async def test_a_refused_re_attach_is_polled() -> None:
     agent = slow_agent()
     agent.fault("subscribe", error=-32004)  # UnsupportedOperation
-    async with client_of(agent) as client:
+    async with kit_client(agent) as client:
         done = await client.send_message("hi")
     assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
     seen = ops(agent)
@@ -134,7 +123,7 @@ async def test_a_refused_re_attach_is_polled() -> None:
 async def test_the_follow_up_shows_its_events_to_on_event() -> None:
     agent = slow_agent(streaming=False)  # on_event streams when the agent can: this one cannot
     seen: list[StreamEvent] = []
-    async with client_of(agent) as client:
+    async with kit_client(agent) as client:
         done = await client.send_message("hi", on_event=seen.append)
     assert isinstance(done, Task)
     assert [type(e) for e in seen] == [Task, Task]
@@ -145,7 +134,7 @@ async def test_the_follow_up_shows_its_events_to_on_event() -> None:
 @pytest.mark.parametrize("dialect", ["1.0", "0.3", "legacy"])
 async def test_wait_takes_the_same_path(dialect: Any) -> None:
     agent = slow_agent(dialect=dialect)
-    async with client_of(agent) as client:
+    async with kit_client(agent) as client:
         task = await client.send_message("hi", blocking=False)
         assert isinstance(task, Task)
         agent.clear_requests()
@@ -161,7 +150,7 @@ async def test_wait_takes_the_same_path(dialect: Any) -> None:
 @on_mock_clock()
 async def test_wait_with_intervals_and_timeout_polls_an_agent_that_does_not_stream() -> None:
     agent = slow_agent(streaming=False)
-    async with client_of(agent) as client:
+    async with kit_client(agent) as client:
         task = await client.send_message("hi", blocking=False, metadata={"takes": 3600})
         assert isinstance(task, Task)
         agent.clear_requests()
@@ -192,7 +181,7 @@ async def test_a_message_reply_is_not_followed_up() -> None:
     async def reply_at_once(ctx: SkillContext) -> AsyncIterator[Emit]:
         yield reply("pong")
 
-    async with client_of(agent) as client:
+    async with kit_client(agent) as client:
         result = await client.send_message("ping")
     assert isinstance(result, Message)
     assert ops(agent) == ["send"]
@@ -201,7 +190,7 @@ async def test_a_message_reply_is_not_followed_up() -> None:
 @on_mock_clock()
 async def test_a_silent_task_is_looked_at_again_at_each_idle_limit() -> None:
     agent = slow_agent()
-    async with client_of(agent, idle_timeout=300) as client:
+    async with kit_client(agent, idle_timeout=300) as client:
         task = await client.send_message("hi", blocking=False, metadata={"takes": 700})
         assert isinstance(task, Task)
         agent.clear_requests()

@@ -73,11 +73,20 @@ def test_the_constructors_take_the_async_options() -> None:
 def test_the_facade_passes_the_new_arguments_through() -> None:
     seen: dict[str, Any] = {}
 
-    async def call(method: str, params: Any = None, *, idempotent: bool = False) -> Any:
-        seen.update(method=method, params=params, idempotent=idempotent)
+    async def call(method: str, params: Any = None, **options: Any) -> Any:
+        seen.update(method=method, params=params, **options)
         return "ok"
 
     with SyncA2AClient("http://agent.test") as client:
         client.async_client.call = call  # type: ignore[method-assign]
-        assert client.call("ext/read", {"q": 1}, idempotent=True) == "ok"
-    assert seen == {"method": "ext/read", "params": {"q": 1}, "idempotent": True}
+        assert (
+            client.call("ext/read", {"q": 1}, idempotent=True, timeout=2, result_type=str) == "ok"
+        )
+    assert seen == {
+        "method": "ext/read",
+        "params": {"q": 1},
+        "idempotent": True,
+        "timeout": 2,
+        "result_type": str,
+        "on_event": None,
+    }

@@ -55,6 +55,7 @@ from a2a_anyio._dialects import (
     codec_for,
 )
 from a2a_anyio._dialects.jsonrpc_codec import (
+    CallEvents,
     LegacyJsonRpcCodec,
     V02JsonRpcCodec,
     V03JsonRpcCodec,
@@ -331,6 +332,29 @@ def test_call_sends_the_method_as_given_and_may_be_idempotent() -> None:
     assert req.idempotent
     assert "params" not in _json(codec.encode(Op.CALL, Call("ping")))
     assert not codec.encode(Op.CALL, Call("ping")).idempotent
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_a_call_that_may_stream_accepts_both_and_reads_each_events_result(version: str) -> None:
+    codec = codec_for("jsonrpc", version, RPC)
+    plain = codec.encode(Op.CALL, Call("ext/count"))
+    req = codec.encode(Op.CALL, Call("ext/count", {"n": 2}, stream=True))
+    assert "Accept" not in plain.headers
+    assert req.headers["Accept"] == "application/json, text/event-stream"
+    events = codec.event_decoder(req)
+    assert isinstance(events, CallEvents)
+    # The method's own results, as they came: no A2A event is read from them.
+    assert events.decode(json.dumps({"jsonrpc": "2.0", "id": 2, "result": [1, {"n": 2}]})) == [
+        1,
+        {"n": 2},
+    ]
+    with pytest.raises(InvalidParamsError) as info:
+        events.decode(
+            json.dumps({"jsonrpc": "2.0", "id": 2, "error": {"code": -32602, "message": "no"}})
+        )
+    assert (info.value.method, info.value.request_id) == ("ext/count", 2)
+    with pytest.raises(A2AProtocolError, match="id"):
+        events.decode(json.dumps({"jsonrpc": "2.0", "id": 9, "result": 1}))
 
 
 # Content type, dialect headers and extension opt-ins per codec (what A2AClient._headers sent).

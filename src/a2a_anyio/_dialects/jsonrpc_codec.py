@@ -42,18 +42,29 @@ class JsonRpcEvents(EventDecoder):
         self._task_id = request.task_id
 
     def decode(self, data: str) -> StreamEvent:
+        try:
+            return self.dialect.decode_event(self.result(data))
+        except A2AClientError as exc:
+            raise_in(self.context, exc)
+
+    def result(self, data: str) -> Any:
+        """The result one event's envelope carries, or its error raised."""
         context = self.context
-        value = unwrap(
+        return unwrap(
             loads_event(data, context),
             self._id,
             version=self._version,
             task_id=self._task_id,
             context=context,
         )
-        try:
-            return self.dialect.decode_event(value)
-        except A2AClientError as exc:
-            raise_in(context, exc)
+
+
+class CallEvents(JsonRpcEvents):
+    """Events of a call answered with a stream: each result is the method's own, returned
+    as it came (``ends`` is not asked: such a stream ends with its body)."""
+
+    def decode(self, data: str) -> Any:
+        return self.result(data)
 
 
 class JsonRpcCodec(WireCodec):
@@ -66,18 +77,18 @@ class JsonRpcCodec(WireCodec):
         return op is Op.CALL or super().supports(op)
 
     def _encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
+        either = False
         if isinstance(args, Call):
             method, params, task_id = args.method, args.params, None
-            idempotent = args.idempotent
+            idempotent, either = args.idempotent, args.stream
         else:
             method = self.dialect.methods[op.value]
             params, task_id = self.params(op, args)
             idempotent = op.idempotent
         req_id = self.next_id()
         body = json.dumps(request(method, params, req_id)).encode()
-        return WireRequest(
-            op, "POST", self.url, self.headers(op), body, idempotent, req_id, method, task_id
-        )
+        headers = self.headers(op, either=either)
+        return WireRequest(op, "POST", self.url, headers, body, idempotent, req_id, method, task_id)
 
     def decode(
         self, request: WireRequest[R], status: int, headers: Mapping[str, str], body: bytes
@@ -106,6 +117,8 @@ class JsonRpcCodec(WireCodec):
         return self._result(request, value)
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
+        if request.op is Op.CALL:
+            return CallEvents(self.dialect, request)
         return JsonRpcEvents(self.dialect, request)
 
     def op_for(self, method: str) -> Op | None:

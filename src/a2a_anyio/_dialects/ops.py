@@ -119,11 +119,13 @@ class PushRef:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """CALL: a JSON-RPC method and its params, sent as given."""
+    """CALL: a JSON-RPC method and its params, sent as given; ``stream``: an event stream of
+    results is accepted as its answer too."""
 
     method: str
     params: Any = None
     idempotent: bool = False
+    stream: bool = False
 
 
 OpArgs = Send | TaskRef | ListTasks | Cancel | PushCreate | PushRef | Call | None

@@ -250,6 +250,10 @@ class WireCodec(ABC):
         self._stream_headers: Mapping[str, str] = MappingProxyType(
             {**unary, "Accept": "text/event-stream"}
         )
+        #: A call that may be answered with JSON or with an event stream.
+        self._either_headers: Mapping[str, str] = MappingProxyType(
+            {**unary, "Accept": "application/json, text/event-stream"}
+        )
 
     @staticmethod
     @abstractmethod
@@ -277,8 +281,11 @@ class WireCodec(ABC):
             return {"A2A-Extensions": uris}
         return {"A2A-Extensions": uris, "X-A2A-Extensions": uris}  # v0.3 reads the older name
 
-    def headers(self, op: Op) -> Mapping[str, str]:
-        """The headers of a request for ``op`` (read-only, shared)."""
+    def headers(self, op: Op, *, either: bool = False) -> Mapping[str, str]:
+        """The headers of a request for ``op`` (read-only, shared); ``either``: its answer
+        may be JSON or an event stream."""
+        if either:
+            return self._either_headers
         return self._stream_headers if op.streams else self._unary_headers
 
     def supports(self, op: Op) -> bool:

@@ -158,7 +158,7 @@ async def send(ctx: Context) -> int:
     )
     with spinner:
         # A task the agent answers with before it is done is followed up: --timeout bounds it
-        # all (default: no limit; each request within the client's timeout).
+        # all (default: no limit; each look at the task within the client's timeout).
         result = await client.send_message(
             message, blocking=waiting, timeout=a.timeout or None, **options
         )

@@ -57,7 +57,7 @@ from a2a_anyio.testing._skills import (
     artifact,
     status,
 )
-from a2a_anyio.testing._types import Fault, PushDelivery, RecordedRequest
+from a2a_anyio.testing._types import Fault, Method, PushDelivery, RecordedRequest
 from a2a_anyio.testing._wire import server_codecs
 
 Dialect = Literal["1.0", "0.3", "0.2", "legacy"]
@@ -126,7 +126,8 @@ class FakeAgent:
     "rest" or "both", keeps its tasks in memory, runs skills (async generator functions
     registered with ``@agent.skill(id)`` or ``skills={id: fn}``; chosen by the request's
     ``metadata.skillId``, else ``default_skill``, else the first registered, else an echo),
-    records every request, injects faults, and posts push notifications.
+    records every request, injects faults, and posts push notifications. Over JSON-RPC it also
+    serves extension methods (``@agent.method(name)``), answered whole or as an event stream.
 
     It is an ASGI app. ``async with agent.serve() as agent`` serves it on 127.0.0.1 (then
     ``agent.url`` is its base URL); ``async with agent:`` runs it for ``agent.transport()``,
@@ -204,6 +205,8 @@ class FakeAgent:
         self.skill_errors: list[BaseException] = []
         self.faults: list[Fault] = []
         self.skills: dict[str, SkillInfo] = {}
+        #: extension methods by name (JSON-RPC), see ``add_method``
+        self.methods: dict[str, Method] = {}
         for skill_id, fn in (skills or {}).items():
             self.add_skill(skill_id, fn)
         self.rpc_codec, self.rest_codec = server_codecs(dialect, binding)
@@ -288,6 +291,37 @@ class FakeAgent:
             info = next(iter(self.skills.values()))
             return info.id, info.fn
         return "echo", _echo
+
+    def add_method(self, name: str, fn: Method) -> None:
+        """Serve ``fn`` as the JSON-RPC method ``name`` (an extension's): called with the
+        request's params, its result is the answer; an async generator function's values
+        are streamed instead, one event each (an ``AgentError`` it raises, as the last
+        event). Faults name these requests ``"call"``.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            ValueError: ``name`` is a method of the agent's dialect.
+        """
+        if not callable(fn):
+            raise TypeError("an extension method is a function of its params")
+        if self.rpc_codec.op_for(name) is not None:
+            raise ValueError(f"{name} is an A2A method of v{self.dialect}")
+        self.methods[name] = fn
+
+    def method(self, name: str) -> Callable[[Method], Method]:
+        """Decorator: ``@agent.method("ext/count")`` serves the function below (see
+        ``add_method``).
+
+        Raises:
+            TypeError: the decorated object is not callable.
+            ValueError: ``name`` is a method of the agent's dialect.
+        """
+
+        def register(fn: Method) -> Method:
+            self.add_method(name, fn)
+            return fn
+
+        return register
 
     # -- faults and records -------------------------------------------------------------
 

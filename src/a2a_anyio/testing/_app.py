@@ -4,9 +4,10 @@ Methods, paths, params, results and errors are read and written by the client's 
 from __future__ import annotations
 
 import http
+import inspect
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +49,7 @@ from a2a_anyio.testing._asgi import (
     send_response,
 )
 from a2a_anyio.testing._errors import AgentError
-from a2a_anyio.testing._types import RecordedRequest, trim_history
+from a2a_anyio.testing._types import Method, RecordedRequest, trim_history
 from a2a_anyio.testing._wire import InvalidParams, read_args
 
 if TYPE_CHECKING:
@@ -231,9 +232,13 @@ class AgentApp:
             return
         record.rpc_method = method
         op = codec.op_for(method)
-        record.op = op.value if op is not None else None
+        extension = self.agent.methods.get(method) if op is None else None
+        record.op = op.value if op is not None else "call" if extension is not None else None
         plan = await self._pre(record, req, send, req_id, codec)
         if plan is None:
+            return
+        if extension is not None:
+            await self._call(extension, params, codec, plan, req_id, receive, send)
             return
         if op is None:
             await self._error(send, codec, req_id, AgentError(codes.METHOD_NOT_FOUND))
@@ -416,29 +421,84 @@ class AgentApp:
     ) -> None:
         """Write the events as SSE until a final one (or a cut)."""
         a = self.agent
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        count = 0
-        reset = False
-        with events:
-            async with self._guard(receive):
+
+        async def payloads() -> AsyncGenerator[tuple[Any, bool], None]:
+            with events:  # closed with the generator: before the body's end is sent
                 async for event in events:
                     if codec.version == "legacy" and isinstance(event, Task):
                         continue  # legacy streams carry no task snapshot
-                    if plan.event_delay:
-                        await anyio.sleep(plan.event_delay)
                     task = None
                     if isinstance(event, TaskArtifactUpdateEvent):
                         rec = a._records.get(event.task_id)
                         task = rec.task if rec is not None else None
-                    payload = codec.encode_event(event, req_id, task)
-                    data = b"data: " + dumps(payload) + b"\n\n"
-                    await send({"type": "http.response.body", "body": data, "more_body": True})
-                    count += 1
-                    if _is_final(event):
-                        break
-                    if plan.cut_after is not None and count >= plan.cut_after:
-                        reset = plan.reset
-                        break
+                    yield codec.encode_event(event, req_id, task), _is_final(event)
+
+        with events:  # here too, for a generator that never ran
+            await self._write_sse(payloads(), plan, receive, send)
+
+    async def _call(
+        self,
+        method: Method,
+        params: Any,
+        codec: WireCodec,
+        plan: _Plan,
+        req_id: Any,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Run an extension method: its result as a JSON-RPC answer, or, from an async
+        generator, each value as one event of a stream (an ``AgentError`` raised there as
+        the last event)."""
+        try:
+            outcome = method(params)
+            if inspect.isasyncgen(outcome):
+                await self._write_sse(_results(outcome, codec, req_id), plan, receive, send)
+                return
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except AgentError as err:
+            await self._error(send, codec, req_id, err)
+            return
+        body = codec.encode_result(Op.CALL, outcome, req_id)
+        await send_json(send, 200, body, codec.content_type)
+
+    async def _write_sse(
+        self,
+        payloads: AsyncGenerator[tuple[Any, bool], None],
+        plan: _Plan,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Write each payload as one event, until the one marked last (or a cut); the
+        payloads are closed before the end of the body is sent."""
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        count = 0
+        reset = False
+        async with aclosing(payloads), self._guard(receive):
+            async for payload, last in payloads:
+                if plan.event_delay:
+                    await anyio.sleep(plan.event_delay)
+                data = b"data: " + dumps(payload) + b"\n\n"
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+                count += 1
+                if last:
+                    break
+                if plan.cut_after is not None and count >= plan.cut_after:
+                    reset = plan.reset
+                    break
         if reset:
             raise _Reset("connection reset by the cut fault")
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _results(
+    values: AsyncGenerator[Any, Any], codec: WireCodec, req_id: Any
+) -> AsyncGenerator[tuple[Any, bool], None]:
+    """The events of a streamed extension method: each value in a result envelope, an
+    ``AgentError`` in an error one."""
+    async with aclosing(values):
+        try:
+            async for value in values:
+                yield codec.encode_result(Op.CALL, value, req_id), False
+        except AgentError as err:
+            yield codec.encode_error(err.code, err.message, err.metadata, req_id)[1], True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -20,8 +21,15 @@ OPERATIONS = (
     "push_list",
     "push_delete",
     "extended_card",
+    "call",
 )
-"""The operations a ``Fault`` may name (``op``), one per kind of request an agent serves."""
+"""The operations a ``Fault`` may name (``op``), one per kind of request an agent serves
+(``"call"``: its extension methods)."""
+
+Method = Callable[[Any], Any]
+"""An extension method of the fake agent: a function of the call's params returning its
+result (or an awaitable of it), or an async generator function, whose every value is
+streamed as one event of the answer. ``AgentError`` raised in it is the call's error."""
 
 
 @dataclass(eq=False)
