@@ -318,6 +318,12 @@ def run(
 # -- the table ------------------------------------------------------------------------------
 
 
+def _here(path: str) -> str:
+    """``path`` relative to this checkout when it is inside it."""
+    root = HERE.parent
+    return str(Path(path).relative_to(root)) if Path(path).is_relative_to(root) else path
+
+
 def _cell(b: dict[str, Any], name: str, metric: str) -> str:
     if name not in b:
         return "-"
@@ -326,7 +332,7 @@ def _cell(b: dict[str, Any], name: str, metric: str) -> str:
 
 def table(res: dict[str, Any]) -> list[str]:
     """The loopback rows: per-operation medians and the medians of per-round ratios."""
-    where = res["src"] or ", ".join(res["a2a_anyio_path"]) or "?"
+    where = res["src"] or ", ".join(map(_here, res["a2a_anyio_path"])) or "?"
     commit = res["a2a_anyio_commit"] or "?"
     lines = [
         "loopback: a server on 127.0.0.1 in its own process; a fresh client process per "

@@ -1,7 +1,7 @@
 """a2a-anyio benchmarks: issue 17's targets, against the floor (httpx itself), a2a-sdk and fasta2a.
 
-    uv run --frozen python bench/run.py                   # the targets' parts, a table (~8 min)
-    uv run --frozen python bench/run.py --quick           # a small version (~2 min)
+    uv run --frozen python bench/run.py                   # the targets' parts, a table (~10 min)
+    uv run --frozen python bench/run.py --quick           # a small version (~1.5 min)
     uv run --frozen python bench/run.py --only loopback   # one part (or several, comma-separated)
     uv run --frozen python bench/run.py --json            # one JSON document on stdout
     uv run --frozen python bench/run.py --only loopback --src ../old/src  # another tree
@@ -186,7 +186,7 @@ def _fanout_rows(fan: dict[str, Any]) -> list[str]:
                 f1(r["wall_s"]) + (" (cut)" if r["timed_out"] else ""),
                 f1(r["cpu_s"]),
                 f1(r["extra_rss_mb"]),
-                f"{r['extra_rss_mb'] * 1024 / n:.0f}",
+                "-" if r["timed_out"] else f"{r['extra_rss_mb'] * 1024 / n:.0f}",
                 f"{r['completed']:,}",
                 str(r["errors"]),
                 f"{server['peak']:,}",
@@ -255,7 +255,7 @@ def table(res: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="a2a-anyio benchmarks (issue 17)")
-    ap.add_argument("--quick", action="store_true", help="a small version (~2 minutes)")
+    ap.add_argument("--quick", action="store_true", help="a small version (~1.5 minutes)")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     ap.add_argument(
         "--only",

@@ -118,7 +118,8 @@ def fanout_targets(fan: dict[str, Any]) -> list[dict[str, Any]]:
         whole = r["completed"] == n and r["errors"] == 0 and not r["timed_out"]
         cut = f"cut at {r['wall_s']:.0f} s: " if r["timed_out"] else ""
         errors = f", {r['errors']} errors ({r['first_error'][:60]})" if r["errors"] else ""
-        per_stream = r["extra_rss_mb"] * 1024 / n
+        # Per stream only when every stream got that far: a cut run's RSS is of fewer.
+        per_stream = "" if r["timed_out"] else f" ({r['extra_rss_mb'] * 1024 / n:.0f} KB a stream)"
         peak = r["server"]["peak"]
         together = f", at most {peak:,} open at once" if peak < n else ""
         out.append(
@@ -128,7 +129,7 @@ def fanout_targets(fan: dict[str, Any]) -> list[dict[str, Any]]:
                 "value": r["extra_rss_mb"],
                 "limit": limit,
                 "pass": r["extra_rss_mb"] < limit and whole,
-                "shown": f"{cut}{r['extra_rss_mb']:.0f} MB ({per_stream:.0f} KB a stream), "
+                "shown": f"{cut}{r['extra_rss_mb']:.0f} MB{per_stream}, "
                 f"{r['completed']:,}/{n:,} complete{together}{errors}",
                 "limit_shown": limit_shown,
             }
