@@ -1,18 +1,26 @@
-"""Fan-out at scale: many concurrent streams from one process against a local server.
+"""Fan-out at scale: many concurrent streams from one process against a loopback server.
 
-The bench starts ``sse_server.py`` on 127.0.0.1 in a subprocess, then runs each client in a
-child process of its own (``fanout_child.py``) so that RSS and CPU time are that client's.
-The server closes when its stdin does, and after ``--lifetime`` seconds in any case.
+    uv run --frozen python bench/fanout.py --streams 1000
+    uv run --frozen python bench/fanout.py --streams 10000 --backends trio
+    uv run --frozen python bench/fanout.py --streams 1000 --impl sdk --backends asyncio
+
+Each measurement gets a fresh ``loopback_server.py --hold N`` (a process of its own on
+127.0.0.1, its open-files limit raised to the hard limit) and a fresh client process
+(``fanout_child.py``), so that RSS and CPU time are that client's. The server holds every
+stream after its first event until all N are open at once: the server's peak of open
+streams is then N unless some stream queued behind another for a connection (the hold then
+gives up after ``hold_timeout`` seconds and the peak stays short of N).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,95 +29,123 @@ from _serve import served
 HERE = Path(__file__).resolve().parent
 
 
-@contextmanager
-def server(events: int, interval: float, lifetime: float = 600.0) -> Iterator[str]:
-    """The URL of a running bench SSE server; it is stopped on exit."""
-    args = (f"--events={events}", f"--interval={interval}", f"--lifetime={lifetime}")
-    with served("sse_server.py", *args) as url:
-        yield url
+@dataclass(frozen=True)
+class Case:
+    """``streams`` concurrent streams of ``events`` events each, the client cut after
+    ``timeout`` seconds; the target's bound on extra RSS, and whether it says that no stream
+    waits for a connection."""
+
+    streams: int
+    events: int
+    timeout: float
+    rss_max_mb: float | None = None
+    no_wait: bool = False
+
+    @property
+    def hold_timeout(self) -> float:
+        return self.timeout / 2
 
 
-def stats(url: str) -> dict[str, int]:
-    """The server's stream counts since the previous call (``peak``: open at once)."""
-    with urllib.request.urlopen(f"{url}/stats", timeout=10) as resp:
-        value: dict[str, int] = json.loads(resp.read())
+#: Issue 17's two fan-outs; the quick ones keep their bounds per stream (60 and 40 KB).
+FULL = (Case(1000, 20, 120.0, 60.0, True), Case(10_000, 20, 120.0, 400.0))
+QUICK = (Case(200, 20, 60.0, 12.0, True), Case(500, 20, 60.0, 20.0))
+
+
+def listen_overflows() -> int | None:
+    """The kernel's count of connections its listen queues dropped (this network namespace)."""
+    try:
+        lines = Path("/proc/net/netstat").read_text().splitlines()
+    except OSError:
+        return None
+    for names, values in zip(lines[::2], lines[1::2], strict=True):
+        if names.startswith("TcpExt:"):
+            row = dict(zip(names.split()[1:], values.split()[1:], strict=True))
+            return int(row["ListenOverflows"]) if "ListenOverflows" in row else None
+    return None
+
+
+def stats(url: str) -> dict[str, Any]:
+    """The server's stream figures since the previous call (``peak``: open at once)."""
+    with urllib.request.urlopen(f"{url}/stats", timeout=30) as resp:
+        value: dict[str, Any] = json.loads(resp.read())
     return value
 
 
-def child(
-    url: str,
-    impl: str,
+def measure(
+    case: Case,
     backend: str,
-    streams: int,
-    max_connections: int,
-    duration: float,
-    timeout: float = 120.0,
-    mode: str = "merge",
+    impl: str = "anyio",
+    max_connections: int = 0,
     keep_events: int = -1,
 ) -> dict[str, Any]:
-    """Run one client configuration in a fresh interpreter; its JSON report."""
-    cmd = [
-        sys.executable,
-        str(HERE / "fanout_child.py"),
-        f"--impl={impl}",
-        f"--mode={mode}",
-        f"--backend={backend}",
-        f"--streams={streams}",
-        f"--url={url}",
-        f"--max-connections={max_connections}",
-        f"--duration={duration}",
-        f"--timeout={timeout}",
-        f"--keep-events={keep_events}",
-    ]
-    stats(url)
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60, check=False)
-    seen = stats(url)
-    if out.returncode != 0:
-        return {"impl": impl, "backend": backend, "failed": out.stderr.strip()[-2000:]}
+    """One client run against a fresh server; the child's JSON report and the server's view."""
+    head = {"impl": impl, "backend": backend, "streams": case.streams, "case": asdict(case)}
+    args = (
+        f"--events={case.events}",
+        f"--hold={case.streams}",
+        f"--hold-timeout={case.hold_timeout:.0f}",
+        f"--lifetime={case.timeout + 120:.0f}",
+    )
+    with served("loopback_server.py", *args) as url:
+        cmd = [
+            sys.executable,
+            str(HERE / "fanout_child.py"),
+            f"--impl={impl}",
+            f"--backend={backend}",
+            f"--streams={case.streams}",
+            f"--url={url}",
+            f"--max-connections={max_connections}",
+            f"--keep-events={keep_events}",
+            f"--timeout={case.timeout}",
+        ]
+        stats(url)
+        dropped = listen_overflows()
+        try:
+            out = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=case.timeout + 60, check=False
+            )
+        except subprocess.TimeoutExpired:  # subprocess.run kills and reaps the child
+            return head | {"failed": f"timed out after {case.timeout + 60:.0f} s"}
+        seen = stats(url)
+        after = listen_overflows()
+    if out.returncode != 0 or not out.stdout.strip():
+        why = out.stderr.strip().splitlines()[-1:] or [f"exit {out.returncode}"]
+        return head | {"failed": why[0][-300:]}
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    result["server_peak_open"] = seen["peak"]
-    result["server_served"] = seen["served"]
+    result["case"] = asdict(case)
+    result["server"] = seen
+    result["listen_overflows"] = None if dropped is None or after is None else after - dropped
     return result
 
 
-def run(
-    streams: int,
-    events: int,
-    interval: float,
-    backends: tuple[str, ...] = ("asyncio", "trio"),
-    default_pool_timeout: float | None = 60.0,
-) -> dict[str, Any]:
-    """Every configuration against one server.
-
-    a2a-anyio (``AgentPool(max_connections=streams, keep_events=0)``, ``merge_streams``: the
-    merged stream hands every event over, so the streams keep no copy) on each backend, and
-    once with the streams keeping their events (the default ``keep_events``); a2a-sdk on
-    asyncio with an httpx pool of the same size; then, unless ``default_pool_timeout`` is
-    None, a2a-anyio with ``AgentPool()`` as it comes, cut after that many seconds.
-    """
-    duration = events * interval
-    limit = max(120.0, 6 * duration)
-    runs: list[dict[str, Any]] = []
-    with server(events, interval) as url:
+def run(cases: Sequence[Case], backends: Sequence[str] = ("asyncio", "trio")) -> dict[str, Any]:
+    """a2a-anyio with ``AgentPool()`` and ``merge_streams`` on their defaults, every case on
+    every backend."""
+    runs = []
+    for case in cases:
         for backend in backends:
-            runs.append(
-                child(url, "anyio", backend, streams, streams, duration, limit, keep_events=0)
-            )
-        runs.append(child(url, "anyio", backends[0], streams, streams, duration, limit))
-        runs.append(child(url, "sdk", "asyncio", streams, streams, duration, limit))
-        if default_pool_timeout is not None:
-            runs.append(
-                child(url, "anyio", backends[0], streams, 0, duration, default_pool_timeout)
-            )
-    return {
-        "streams": streams,
-        "events_per_stream": events,
-        "interval_s": interval,
-        "stream_duration_s": duration,
-        "runs": runs,
-    }
+            print(f"fan-out: {case.streams} streams on {backend}", file=sys.stderr, flush=True)
+            runs.append(measure(case, backend))
+    return {"cases": [asdict(c) for c in cases], "runs": runs}
 
 
 if __name__ == "__main__":
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    print(json.dumps(run(n, 20, 0.5), indent=1))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--streams", type=int, default=1000)
+    p.add_argument("--events", type=int, default=20, help="events per stream")
+    p.add_argument("--timeout", type=float, default=300.0, help="the client's run, seconds")
+    p.add_argument("--backends", default="asyncio,trio")
+    p.add_argument("--impl", choices=("anyio", "sdk"), default="anyio")
+    p.add_argument("--max-connections", type=int, default=0, help="0: the default pool")
+    p.add_argument("--keep-events", type=int, default=-1, help="-1: the default")
+    a = p.parse_args()
+    one = Case(a.streams, a.events, a.timeout)
+    print(
+        json.dumps(
+            [
+                measure(one, b, a.impl, a.max_connections, a.keep_events)
+                for b in a.backends.split(",")
+            ],
+            indent=1,
+        )
+    )

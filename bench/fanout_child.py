@@ -1,19 +1,24 @@
 """One fan-out client, alone in its process, so that its RSS and CPU time are its own.
 
-    python bench/fanout_child.py --impl anyio --backend trio --streams 1000 \\
-        --url http://127.0.0.1:PORT --max-connections 1000 --duration 10
+    python bench/fanout_child.py --backend trio --streams 1000 --url http://127.0.0.1:PORT
 
-Discovers the agent from its card (served by ``sse_server.py``), then opens ``--streams``
-streaming sends at once and reads every one to its end. Prints one JSON object: wall time,
-CPU seconds (user + system, from ``resource.getrusage``), peak RSS (``/proc/self/statm``
-sampled every 20 ms, and ``ru_maxrss``) and its growth over the RSS taken after imports and
-setup, streams completed, failures, and the time from the start to each stream's first event.
+Discovers the agent from its card (served by ``loopback_server.py --hold N``), then opens
+``--streams`` streaming sends at once and reads every one to its end: a2a-anyio with
+``AgentPool()`` and ``merge_streams`` on their defaults (``--max-connections`` and
+``--keep-events`` change them), or the a2a-sdk client, one task per stream (``--impl sdk``).
+Prints one JSON object: wall time, CPU seconds (user + system), RSS after imports and setup,
+its peak during the run (``VmRSS`` of ``/proc/self/status`` sampled every 20 ms, and
+``VmHWM`` when it grew) and the difference, streams completed, events, failures.
 
-Starvation by the connection pool is seen directly: the most requests ever waiting in the
-httpx pool for a connection (sampled every 20 ms). ``late_first_event`` counts the streams
-whose first event came later than a whole stream lasts on the server (``--duration``).
-``--max-connections 0`` leaves the library's default pool. After ``--timeout`` seconds the
-run is cut and reported as it stands (``timed_out``).
+How long each stream waited for its connection is seen through public hooks: an httpx
+request hook stamps the request and sets httpcore's ``trace`` extension, whose first call
+(a new connection's TCP connect, or a reused one's request headers) ends the wait; the TCP
+connects are timed the same way. The server's count of the streams open at once tells
+whether any stream queued behind another (``fanout.py``).
+
+The soft limit of open files is raised, up to the hard limit, when the streams need more;
+the result says what it was and what it became. After ``--timeout`` seconds the run is cut
+and reported as it stands (``timed_out``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import argparse
 import gc
 import json
 import resource
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -29,15 +35,17 @@ from typing import Any
 
 import anyio
 
-
-def _rss_kb() -> int:
-    with open("/proc/self/statm") as f:
-        pages = int(f.read().split()[1])
-    return pages * resource.getpagesize() // 1024
+#: Open files besides the streams' sockets: the interpreter, the card request, stdio.
+SPARE_FILES = 64
 
 
-def _peak_kb() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+def _status_kb(field: str) -> int:
+    """A ``kB`` field of ``/proc/self/status`` (``VmRSS``, ``VmHWM``)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def _cpu() -> float:
@@ -45,25 +53,56 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def open_files_for(streams: int) -> dict[str, int]:
+    """The soft limit of open files raised (up to the hard limit) to hold ``streams``."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(streams + SPARE_FILES, hard)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return {"was": soft, "now": max(soft, want), "hard": hard}
+
+
 class Tally:
     def __init__(self, streams: int) -> None:
-        self.first: list[float | None] = [None] * streams
         self.events = [0] * streams
         self.done = [False] * streams
         self.errors: list[str] = []
-        self.t0 = 0.0
+        self.waits: list[float] = []  # request sent to httpx -> its connection in hand
+        self.connects: list[float] = []  # TCP connect, new connections
 
     def event(self, i: int) -> None:
-        if self.first[i] is None:
-            self.first[i] = time.perf_counter() - self.t0
         self.events[i] += 1
+
+    async def on_request(self, request: Any) -> None:
+        """httpx request hook: time the wait for a connection through httpcore's trace."""
+        if request.method != "POST":
+            return
+        sent = time.perf_counter()
+        connecting = 0.0
+
+        async def trace(name: str, info: Any) -> None:
+            nonlocal sent, connecting
+            now = time.perf_counter()
+            if sent:
+                self.waits.append(now - sent)
+                sent = 0.0
+            if name == "connection.connect_tcp.started":
+                connecting = now
+            elif name == "connection.connect_tcp.complete" and connecting:
+                self.connects.append(now - connecting)
+
+        request.extensions["trace"] = trace
+
+
+def _hook(http: Any, tally: Tally) -> None:
+    hooks = http.event_hooks
+    http.event_hooks = {**hooks, "request": [*hooks["request"], tally.on_request]}
 
 
 Runner = Callable[[Tally], Awaitable[None]]
-Made = tuple[Runner, Any, Any]  # the runner, what to close, the httpx client
 
 
-async def _anyio_runner(args: argparse.Namespace, streams: int) -> Made:
+async def _anyio_runner(args: argparse.Namespace, tally: Tally) -> tuple[Runner, Any]:
     from a2a_anyio import AgentPool, TaskState, merge_streams
 
     options: dict[str, Any] = {}
@@ -74,40 +113,24 @@ async def _anyio_runner(args: argparse.Namespace, streams: int) -> Made:
     pool = AgentPool(**options)
     client = pool.client(args.url)
     await client.get_card()
-
-    async def one(t: Tally, i: int) -> None:
-        try:
-            async with client.stream_message(f"hello {i}") as stream:
-                async for _ in stream:
-                    t.event(i)
-        except Exception as exc:
-            t.errors.append(f"{type(exc).__name__}: {exc}")
-            return
-        task = stream.task
-        t.done[i] = task is not None and task.status.state is TaskState.COMPLETED
-
-    async def run_tasks(t: Tally) -> None:
-        async with anyio.create_task_group() as tg:
-            for i in range(streams):
-                tg.start_soon(one, t, i)
+    _hook(pool.http_client, tally)
 
     async def run(t: Tally) -> None:
-        mapping = {str(i): client.stream_message(f"hello {i}") for i in range(streams)}
+        mapping = {str(i): client.stream_message(f"hello {i}") for i in range(args.streams)}
         async with merge_streams(mapping) as merged:
             async for item in merged:
-                i = int(item.agent)
                 if item.error is not None:
                     t.errors.append(f"{type(item.error).__name__}: {item.error}")
                     continue
-                t.event(i)
+                t.event(int(item.agent))
         for key, stream in mapping.items():
             task = stream.task
             t.done[int(key)] = task is not None and task.status.state is TaskState.COMPLETED
 
-    return (run_tasks if args.mode == "tasks" else run), pool, pool.http_client
+    return run, pool
 
 
-async def _sdk_runner(args: argparse.Namespace, streams: int) -> Made:
+async def _sdk_runner(args: argparse.Namespace, tally: Tally) -> tuple[Runner, Any]:
     import _common as c
     import httpx
     from a2a.client import ClientConfig, ClientFactory
@@ -118,9 +141,9 @@ async def _sdk_runner(args: argparse.Namespace, streams: int) -> Made:
         else httpx.Limits()
     )
     http = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(30.0, read=None))
-    client = await ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create_from_url(
-        args.url
-    )
+    config = ClientConfig(streaming=True, httpx_client=http)
+    client = await ClientFactory(config).create_from_url(args.url)
+    _hook(http, tally)
 
     async def one(t: Tally, i: int) -> None:
         last: Any = None
@@ -136,59 +159,52 @@ async def _sdk_runner(args: argparse.Namespace, streams: int) -> Made:
 
     async def run(t: Tally) -> None:
         async with anyio.create_task_group() as tg:
-            for i in range(streams):
+            for i in range(args.streams):
                 tg.start_soon(one, t, i)
 
-    return run, http, http
+    return run, http
 
 
-def _queued(http: Any) -> int:
-    """Requests waiting in the httpx (httpcore) pool for a connection: streams being starved.
-
-    Reads httpcore internals (``AsyncConnectionPool._requests``); 0 if they are not there.
-    """
-    pool = getattr(getattr(http, "_transport", None), "_pool", None)
-    requests = getattr(pool, "_requests", None) or []
-    return sum(1 for r in requests if getattr(r, "is_queued", lambda: False)())
+def _spread(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "max": None}
+    return {"p50": statistics.median(values), "max": max(values)}
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
-    make = _anyio_runner if args.impl == "anyio" else _sdk_runner
-    run, owner, http = await make(args, args.streams)
+    files = open_files_for(args.streams)
     tally = Tally(args.streams)
+    make = _anyio_runner if args.impl == "anyio" else _sdk_runner
+    run, owner = await make(args, tally)
     gc.collect()
-    base_peak, base_rss = _peak_kb(), _rss_kb()
+    base_hwm, base_rss = _status_kb("VmHWM"), _status_kb("VmRSS")
     sampled = [base_rss]
-    queued = [0]
 
     async def sample(scope: anyio.CancelScope) -> None:
         with scope:
             while True:
-                sampled.append(_rss_kb())
-                queued.append(_queued(http))
+                sampled.append(_status_kb("VmRSS"))
                 await anyio.sleep(0.02)
 
-    cpu0 = _cpu()
-    tally.t0 = time.perf_counter()
+    cpu0, t0 = _cpu(), time.perf_counter()
     with anyio.move_on_after(args.timeout) as limit:
         async with anyio.create_task_group() as tg:
             sampler = anyio.CancelScope()
             tg.start_soon(sample, sampler)
             await run(tally)
             sampler.cancel()
-    wall = time.perf_counter() - tally.t0
-    cpu = _cpu() - cpu0
-    peak = max(max(sampled), _peak_kb() if _peak_kb() > base_peak else 0)
+    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    hwm = _status_kb("VmHWM")
+    peak = max(max(sampled), hwm if hwm > base_hwm else 0)
     with anyio.move_on_after(10, shield=True):
         await owner.aclose()
-    firsts = sorted(f for f in tally.first if f is not None)
     return {
         "impl": args.impl,
-        "mode": args.mode if args.impl == "anyio" else "tasks",
         "backend": args.backend,
         "streams": args.streams,
         "max_connections": args.max_connections or "default",
         "keep_events": "default" if args.keep_events < 0 else args.keep_events,
+        "open_files": files,
         "timed_out": limit.cancelled_caught,
         "wall_s": wall,
         "cpu_s": cpu,
@@ -199,30 +215,21 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         "events": sum(tally.events),
         "errors": len(tally.errors),
         "first_error": tally.errors[0] if tally.errors else None,
-        "ttfe_p50_s": firsts[len(firsts) // 2] if firsts else None,
-        "ttfe_max_s": firsts[-1] if firsts else None,
-        "max_queued_for_connection": max(queued),
-        "late_first_event": sum(1 for f in tally.first if f is None or f > args.duration),
+        "connection_wait_s": _spread(tally.waits),
+        "tcp_connect_s": _spread(tally.connects),
     }
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--impl", choices=("anyio", "sdk"), required=True)
+    p.add_argument("--impl", choices=("anyio", "sdk"), default="anyio")
     p.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    p.add_argument(
-        "--mode",
-        choices=("merge", "tasks"),
-        default="merge",
-        help="a2a-anyio: merge_streams (default) or one task per stream in a task group",
-    )
     p.add_argument("--streams", type=int, default=1000)
     p.add_argument("--url", required=True)
-    p.add_argument("--max-connections", type=int, default=0)
+    p.add_argument("--max-connections", type=int, default=0, help="0: the default pool")
     p.add_argument(
         "--keep-events", type=int, default=-1, help="a2a-anyio: keep_events (-1: the default)"
     )
-    p.add_argument("--duration", type=float, required=True, help="one stream's length (s)")
     p.add_argument("--timeout", type=float, default=120.0)
     a = p.parse_args()
     out = anyio.run(main, a, backend=a.backend)

@@ -13,9 +13,10 @@ are the medians of the per-round ratios (each round's contender against that rou
 on the same backend), steadier than the ratio of the medians when the machine drifts.
 
 Contenders: the floor (raw httpx, httpx-sse), a2a-anyio (``A2AClient(url)`` as it comes),
-a2a-sdk 1.x (asyncio) and fasta2a's client (asyncio; installed on first use in
-``bench/.venv-fasta2a`` with ``python -m venv`` and pip, pinned, beside the same httpx,
-httpcore, h11 and anyio versions as the dev environment, so ``uv.lock`` is not touched).
+a2a-sdk 1.x and fasta2a's client (installed on first use in ``bench/.venv-fasta2a`` with
+``python -m venv`` and pip, pinned, beside the same httpx, httpcore, h11, anyio and trio
+versions as the dev environment, so ``uv.lock`` is not touched), every one on asyncio and
+on trio (both peers' clients are plain httpx, which runs on either).
 
 ``--src PATH`` puts PATH (a ``src/`` directory) first on the a2a-anyio children's PYTHONPATH,
 so the same bench measures another checkout, e.g. a git worktree of an older commit.
@@ -39,14 +40,16 @@ from pathlib import Path
 from typing import Any
 
 from _serve import served
+from _table import f1, grid, times
 
 HERE = Path(__file__).resolve().parent
 CONTENDERS = ("floor", "a2a-anyio", "a2a-sdk", "fasta2a")
-ASYNCIO_ONLY = frozenset({"a2a-sdk", "fasta2a"})
+#: The other A2A clients: each is compared with a2a-anyio too.
+PEERS = ("a2a-sdk", "fasta2a")
 FASTA2A_VENV = HERE / ".venv-fasta2a"
 FASTA2A_REQUIREMENT = "fasta2a==2.1.1"
 #: Installed beside fasta2a at the dev environment's versions: the same HTTP stack for all.
-SAME_AS_DEV = ("httpx", "httpcore", "h11", "anyio")
+SAME_AS_DEV = ("httpx", "httpcore", "h11", "anyio", "trio")
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,7 @@ def aggregate(runs: list[dict[str, Any]], rounds: int) -> dict[str, Any]:
             )
         ratios: dict[str, dict[str, float | None]] = {}
         pairs = [(c, "floor") for c in contenders if c != "floor"]
-        pairs += [(c, "a2a-anyio") for c in contenders if c in ASYNCIO_ONLY]
+        pairs += [(c, "a2a-anyio") for c in contenders if c in PEERS]
         for metric in METRICS:
             ratios[metric] = {}
             for num, den in pairs:
@@ -262,12 +265,7 @@ def run(
         "a2a-anyio": _env(src),
         "fasta2a": _env(inherit=False),
     }
-    jobs = [
-        (c, b)
-        for b in backends
-        for c in contenders
-        if c not in failures and (b == "asyncio" or c not in ASYNCIO_ONLY)
-    ]
+    jobs = [(c, b) for b in backends for c in contenders if c not in failures]
     timeout = 60.0 + size.calls * 0.05 + size.events * 0.005
     lifetime = size.rounds * len(jobs) * timeout + 60.0
     runs: list[dict[str, Any]] = []
@@ -320,32 +318,21 @@ def run(
 # -- the table ------------------------------------------------------------------------------
 
 
-def _f(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.1f}"
+def _here(path: str) -> str:
+    """``path`` relative to this checkout when it is inside it."""
+    root = HERE.parent
+    return str(Path(path).relative_to(root)) if Path(path).is_relative_to(root) else path
 
 
-def _x(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.2f}x"
-
-
-def _grid(rows: list[tuple[str, ...]], left: tuple[int, ...] = (0, 1)) -> list[str]:
-    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(len(rows[0]))]
-    out = []
-    for r in rows:
-        cells = [c.ljust(widths[i]) if i in left else c.rjust(widths[i]) for i, c in enumerate(r)]
-        out.append("  ".join(cells).rstrip())
-    return out
-
-
-def _cell(b: dict[str, Any], name: str, metric: str, backend: str) -> str:
+def _cell(b: dict[str, Any], name: str, metric: str) -> str:
     if name not in b:
-        return "n/a" if name in ASYNCIO_ONLY and backend != "asyncio" else "-"
-    return "failed" if b[name] is None else _f(b[name][metric])
+        return "-"
+    return "failed" if b[name] is None else f1(b[name][metric])
 
 
 def table(res: dict[str, Any]) -> list[str]:
     """The loopback rows: per-operation medians and the medians of per-round ratios."""
-    where = res["src"] or ", ".join(res["a2a_anyio_path"]) or "?"
+    where = res["src"] or ", ".join(map(_here, res["a2a_anyio_path"])) or "?"
     commit = res["a2a_anyio_commit"] or "?"
     lines = [
         "loopback: a server on 127.0.0.1 in its own process; a fresh client process per "
@@ -370,17 +357,17 @@ def table(res: dict[str, Any]) -> list[str]:
                 (
                     label,
                     backend,
-                    *(_cell(b, name, metric, backend) for name in CONTENDERS),
-                    _x(ratios.get("a2a-anyio/floor")),
-                    _x(ratios.get("a2a-sdk/a2a-anyio")),
-                    _x(ratios.get("fasta2a/a2a-anyio")),
+                    *(_cell(b, name, metric) for name in CONTENDERS),
+                    times(ratios.get("a2a-anyio/floor")),
+                    times(ratios.get("a2a-sdk/a2a-anyio")),
+                    times(ratios.get("fasta2a/a2a-anyio")),
                 )
             )
-    lines += _grid(rows)
+    lines += grid(rows)
     lines.append(
         f"({res['calls']} unary calls and one {res['events']}-event stream per process, "
         f"x {res['rounds']} rounds; medians; ratios are medians of per-round ratios; "
-        "sdk and fasta2a on asyncio only)"
+        "every contender on every backend)"
     )
     for what, why in res["failures"].items():
         lines.append(f"failed: {what}: {why}")

@@ -20,9 +20,9 @@ imports the standard library only.
   ``stream_message("hello")`` read to the end, with every default on (deadline, idle limit,
   retries, size limits);
 - a2a-sdk: ``await ClientFactory(ClientConfig(streaming=...)).create_from_url(url)`` (its own
-  httpx client), ``send_message`` (asyncio only);
+  httpx client), ``send_message``;
 - fasta2a: ``fasta2a.client.A2AClient(base)`` (its own httpx client, no card: it posts to the
-  URL it is given), ``send_message`` and ``stream_message`` (asyncio only).
+  URL it is given), ``send_message`` and ``stream_message``.
 """
 
 from __future__ import annotations

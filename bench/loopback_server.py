@@ -23,7 +23,16 @@ What it serves, the request's JSON-RPC ``id`` echoed into every answer:
 A request whose body contains ``bench-warm-up`` gets a stream of ``WARM_EVENTS`` events (the
 children warm up with it). Anything else is a 404, or a JSON-RPC "method not found".
 
+For the fan-out, ``--hold N`` holds every stream after its first event until N streams are
+open at once (or ``--hold-timeout`` seconds after the first one opened), then sends the rest:
+the streams are then concurrent by construction, and a client that queues some of them
+behind others (a connection pool's cap) never brings N together. ``GET /stats`` tells the
+streams open, the most open at once, the streams served, the seconds from the first stream
+to that peak and the server's own CPU seconds, since the previous look (then reset). The
+server raises its open-files limit to the hard limit and listens with a backlog of 4,096.
+
     python bench/loopback_server.py --events 2000
+    python bench/loopback_server.py --events 20 --hold 10000
 """
 
 from __future__ import annotations
@@ -35,7 +44,9 @@ import copy
 import json
 import os
 import re
+import resource
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -46,10 +57,12 @@ CARD_PATH = b"/.well-known/agent-card.json"
 V10_PATH = b"/a2a/jsonrpc"
 V03_PATH = b"/a2a/v03"
 FASTA2A_PATH = b"/fasta2a/"
+STATS_PATH = b"/stats"
 WARM_MARK = b"bench-warm-up"
 WARM_EVENTS = 50
 MAX_REQUESTS_PER_CONNECTION = 10_000_000
 MAX_HEADER_BYTES = 64 * 1024
+BACKLOG = 4096
 
 _METHOD = re.compile(rb'"method":\s*"([^"\\]*)"')
 
@@ -183,8 +196,66 @@ class Dialect:
         self.warm_events = c.sse_templates(stream(WARM_EVENTS))
 
 
+def _cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+class Streams:
+    """The count of open streams, their peak, and the ``--hold`` barrier."""
+
+    def __init__(self, hold: int, hold_timeout: float) -> None:
+        self.hold = hold
+        self.hold_timeout = hold_timeout
+        self.together = asyncio.Event()
+        self.hold_from: float | None = None  # when the first stream opened
+        self.reset()
+
+    def reset(self) -> None:
+        self.open = self.peak = self.served = 0
+        self.first_at: float | None = None
+        self.peak_after: float | None = None
+        self.cpu0 = _cpu_s()
+
+    def opened(self) -> None:
+        now = time.perf_counter()
+        if self.first_at is None:
+            self.first_at = now
+        if self.hold_from is None:
+            self.hold_from = now
+        self.open += 1
+        if self.open > self.peak:
+            self.peak = self.open
+            self.peak_after = now - self.first_at
+        if self.hold and self.open >= self.hold:
+            self.together.set()
+
+    async def held(self) -> None:
+        """Back when ``hold`` streams have been open at once, or the hold timed out."""
+        if not self.hold or self.together.is_set():
+            return
+        assert self.hold_from is not None
+        left = self.hold_from + self.hold_timeout - time.perf_counter()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.together.wait(), max(left, 0.0))
+
+    def stats(self) -> bytes:
+        """The figures since the previous look; then they start again."""
+        value = {
+            "open": self.open,
+            "peak": self.peak,
+            "served": self.served,
+            "peak_after_s": self.peak_after,
+            "cpu_s": _cpu_s() - self.cpu0,
+        }
+        open_now = self.open
+        self.reset()
+        self.open = self.peak = open_now
+        return c.compact(value)
+
+
 class Server:
-    def __init__(self, events: int) -> None:
+    def __init__(self, events: int, hold: int = 0, hold_timeout: float = 60.0) -> None:
         def fasta2a_stream(n: int) -> list[dict[str, Any]]:
             return [fasta2a_enums(r) for r in c.stream_results(n)]
 
@@ -197,6 +268,7 @@ class Server:
             FASTA2A_PATH: Dialect(send, stream, fasta2a_enums(unary_v10()), fasta2a_stream, events),
         }
         self.card = b""
+        self.streams = Streams(hold, hold_timeout)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -212,6 +284,9 @@ class Server:
                 body = await reader.readexactly(length) if length else b""
                 if method == b"GET" and path == CARD_PATH:
                     writer.write(_response(b"200 OK", b"application/json", self.card))
+                elif method == b"GET" and path == STATS_PATH:
+                    stats = self.streams.stats()
+                    writer.write(_response(b"200 OK", b"application/json", stats))
                 elif method == b"POST" and path in self.dialects:
                     await self.answer(writer, self.dialects[path], body)
                 else:
@@ -244,13 +319,22 @@ class Server:
     async def stream(
         self, writer: asyncio.StreamWriter, templates: list[bytes], req_id: bytes
     ) -> None:
-        """One event per chunk, each flushed (as an agent that writes each event as it comes)."""
-        writer.write(_SSE_HEAD)
-        for template in templates:
-            data = template + req_id + c.SSE_TAIL
-            writer.write(b"%x\r\n%s\r\n" % (len(data), data))
-            await writer.drain()
-        writer.write(b"0\r\n\r\n")
+        """One event per chunk, each flushed (as an agent that writes each event as it comes);
+        with ``--hold``, the first one alone until the streams are together."""
+        streams = self.streams
+        streams.opened()
+        try:
+            writer.write(_SSE_HEAD)
+            for i, template in enumerate(templates):
+                data = template + req_id + c.SSE_TAIL
+                writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                await writer.drain()
+                if i == 0:
+                    await streams.held()
+            writer.write(b"0\r\n\r\n")
+            streams.served += 1
+        finally:
+            streams.open -= 1
 
 
 def _stdin_closed() -> asyncio.Future[None]:
@@ -276,10 +360,18 @@ def _stdin_closed() -> asyncio.Future[None]:
     return done
 
 
-async def main(events: int, lifetime: float) -> None:
-    server = Server(events)
+def raise_open_files() -> int:
+    """The soft limit of open files raised to the hard one; the new limit."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+async def main(events: int, lifetime: float, hold: int, hold_timeout: float) -> None:
+    raise_open_files()
+    server = Server(events, hold, hold_timeout)
     srv = await asyncio.start_server(
-        server.handle, "127.0.0.1", 0, backlog=128, limit=MAX_HEADER_BYTES
+        server.handle, "127.0.0.1", 0, backlog=BACKLOG, limit=MAX_HEADER_BYTES
     )
     port = srv.sockets[0].getsockname()[1]
     server.card = card(port)
@@ -293,6 +385,8 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--events", type=int, default=2000, help="events per stream")
     p.add_argument("--lifetime", type=float, default=900.0, help="seconds, at most")
+    p.add_argument("--hold", type=int, default=0, help="hold streams until this many are open")
+    p.add_argument("--hold-timeout", type=float, default=60.0, help="seconds, at most")
     a = p.parse_args()
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main(a.events, a.lifetime))
+        asyncio.run(main(a.events, a.lifetime, a.hold, a.hold_timeout))
