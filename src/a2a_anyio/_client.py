@@ -486,7 +486,10 @@ class A2AClient:
         accepts an event stream as its answer (``Accept: application/json,
         text/event-stream``), ``on_event`` is called with each event's result as it
         arrives (the JSON, undecoded), and the last event's result is returned (decoded as
-        above). A plain JSON answer is given to ``on_event`` once and returned.
+        above). A plain JSON answer is given to ``on_event`` once and returned. A gap
+        between events longer than the client's ``idle_timeout`` ends the stream with
+        ``A2ATimeoutError(timeout="stream-idle")`` (kept by httpx's read timeout on the
+        client's own connections; an injected ``http_client``'s are bounded by ``timeout``).
 
         Raises:
             A2ARPCError: the method's JSON-RPC error, as its subclass (``MethodNotFoundError``,
@@ -516,7 +519,9 @@ class A2AClient:
                 result = await self._exchange.unary(codec, request, call, self.retry)
             else:
                 notify = functools.partial(_notify, on_event)
-                result = await self._exchange.events(codec, request, call, self.retry, notify)
+                result = await self._exchange.events(
+                    codec, request, call, self.retry, notify, self.idle_timeout
+                )
             typed = self._types.result(method, result, result_type, request.context)
             return span.returned(typed, call.context)
 

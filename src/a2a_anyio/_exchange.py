@@ -120,15 +120,18 @@ class Exchange:
         call: Call,
         retry: RetryPolicy,
         on_event: Callable[[Any], Awaitable[None]],
+        idle_timeout: float | None,
     ) -> Any:
         """Send ``request``, which accepts an event stream as its answer, under ``retry``
         (until its answer is known); give ``on_event`` each result it streams, or its one
-        plain result; return the last. The call's deadline bounds it all; a stream without
-        an event is an A2AProtocolError."""
+        plain result; return the last. The call's deadline bounds it all, and the idle limit
+        each gap between events where httpx's read timeout can keep it (the library's own
+        client); a stream without an event is an A2AProtocolError."""
         call.goes_to(request.context)
 
         async def attempt() -> tuple[StreamWire, Any]:
             wire = self.stream(codec, request)
+            wire.conn.idle_timeout = idle_timeout
             try:
                 await wire.conn.__aenter__()
                 resp = wire.conn.error_response

@@ -13,7 +13,7 @@ import anyio.lowlevel
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from a2a_anyio import A2AProtocolError, InvalidParamsError, SyncA2AClient
+from a2a_anyio import A2AProtocolError, A2ATimeoutError, InvalidParamsError, SyncA2AClient
 from a2a_anyio.testing import AgentError, FakeAgent
 
 from ._helpers import client_for, connect, read_sse, rpc, rpc_body
@@ -102,6 +102,27 @@ async def test_an_error_event_is_the_calls_typed_error(mode: str) -> None:
     assert seen == [{"done": 1, "of": 11}]
     assert info.value.message == "n is at most 10" and info.value.method == "ext/count"
     assert info.value.request_id == agent.requests_for("call")[0].body["id"]
+
+
+async def test_a_streamed_call_that_falls_silent_ends_at_the_idle_limit() -> None:
+    # Over real sockets: the idle limit is httpx's read timeout on the client's own
+    # connections, which a virtual clock does not drive; 0.3 s of real time.
+    agent = FakeAgent()
+    stalled = anyio.Event()
+
+    @agent.method("ext/stall")
+    async def stall(params: Any) -> AsyncIterator[Any]:
+        yield {"started": True}
+        await stalled.wait()  # never set: the server holds the stream open, silent
+        yield {"done": True}
+
+    seen: list[Any] = []
+    async with client_for(agent, "served", idle_timeout=0.3) as client:
+        with pytest.raises(A2ATimeoutError) as caught:
+            await client.call("ext/stall", None, on_event=seen.append, timeout=None)
+    assert seen == [{"started": True}]
+    assert caught.value.timeout == "stream-idle"
+    assert "timeout" in caught.value.message
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
