@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -26,7 +26,9 @@ from a2a_anyio._errors import (
 from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
-from a2a_anyio._signing import CardVerifier
+
+if TYPE_CHECKING:
+    from a2a_anyio._signing import CardVerifier
 
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 MAX_CARD_BYTES = 1024 * 1024
