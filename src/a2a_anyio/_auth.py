@@ -13,6 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 Origin = tuple[str, str, int | None]
@@ -126,8 +127,7 @@ class CallableAuth(Auth):
 AuthInput = str | Auth | MutualTLS | Callable[[], str | Awaitable[str]] | None
 
 
-@dataclass(slots=True, repr=False)
-class Credentials:
+class Credentials(NamedTuple):
     """What a client may attach to a request, and the origins it may attach it for.
 
     ``policy`` says what happens to a request for another origin: ``"strip"`` sends it

@@ -6,7 +6,6 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -34,12 +33,14 @@ WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 MAX_CARD_BYTES = 1024 * 1024
 
 
-@dataclass(slots=True)
 class _Cached:
-    card: AgentCard
-    url: str
-    etag: str | None
-    expires: float
+    __slots__ = ("card", "etag", "expires", "url")
+
+    def __init__(self, card: AgentCard, url: str, etag: str | None, expires: float) -> None:
+        self.card = card
+        self.url = url
+        self.etag = etag
+        self.expires = expires
 
 
 def card_urls(base_url: str) -> list[str]:

@@ -11,8 +11,7 @@ import ssl
 import time
 import warnings
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import anyio
@@ -47,8 +46,7 @@ DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024
 _USER_AGENT = "a2a-anyio"
 
 
-@dataclass(slots=True)
-class RawResponse:
+class RawResponse(NamedTuple):
     """A response read whole: status, headers and body bytes."""
 
     status: int
