@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import a2a_anyio
@@ -105,3 +108,71 @@ def test_only_the_tracing_module_imports_opentelemetry() -> None:
     for path in SRC.rglob("*.py"):
         if path.name != "_tracing.py":
             assert "opentelemetry" not in _imports(path), path
+
+
+#: Never loaded by ``import a2a_anyio`` nor by making a client: what a program that makes a
+#: client and calls it may never need (the names, codecs and jar that load them on first use:
+#: ``docs/architecture.md``).
+LOADED_ON_FIRST_USE = frozenset(
+    {
+        "a2a_anyio._auth_schemes",
+        "a2a_anyio._cookies",
+        "a2a_anyio._dialects.legacy",
+        "a2a_anyio._dialects.legacy_codec",
+        "a2a_anyio._dialects.plain",
+        "a2a_anyio._dialects.rest",
+        "a2a_anyio._dialects.rest_codec",
+        "a2a_anyio._fanout",
+        "a2a_anyio._jcs",
+        "a2a_anyio._oneshot",
+        "a2a_anyio._pool",
+        "a2a_anyio._registry",
+        "a2a_anyio._signing",
+        "a2a_anyio._signing_keys",
+        "a2a_anyio._sync",
+        "a2a_anyio._sync_pool",
+        "a2a_anyio.cli",
+        "a2a_anyio.push",
+        "a2a_anyio.testing",
+    }
+)
+#: Not imported by ``import a2a_anyio`` (the http client may import them when one is made).
+NOT_IMPORTED = frozenset({"anyio.lowlevel", "platform", "uuid"})
+
+
+def _loaded_by(code: str) -> set[str]:
+    """The modules ``code`` loads in a fresh interpreter, after a2a-anyio's dependencies.
+    Those of ``NOT_IMPORTED`` that the dependencies loaded are forgotten first, so that
+    importing them again shows (httpx's command line, when installed, loads ``uuid``)."""
+    program = f"""import json, sys
+import httpx, httpx_sse, anyio
+for name in {sorted(NOT_IMPORTED)!r}:
+    sys.modules.pop(name, None)
+before = set(sys.modules)
+{code}
+print(json.dumps(sorted(set(sys.modules) - before)))"""
+    run = subprocess.run(
+        [sys.executable, "-I", "-c", program], capture_output=True, text=True, check=True
+    )
+    return set(json.loads(run.stdout))
+
+
+def test_import_leaves_what_most_programs_never_need_to_first_use() -> None:
+    loaded = _loaded_by("import a2a_anyio")
+    assert not loaded & LOADED_ON_FIRST_USE
+    assert not loaded & NOT_IMPORTED  # anyio.lowlevel: anyio leaves its core to the event loop
+    # What a client needs for its calls is loaded, not left to its first attribute access.
+    assert {"a2a_anyio._client", "a2a_anyio._dialects.jsonrpc_codec", "a2a_anyio._stream"} <= loaded
+
+
+def test_making_a_client_loads_no_more_of_them() -> None:
+    loaded = _loaded_by('from a2a_anyio import A2AClient\nA2AClient("http://127.0.0.1:1")')
+    assert not loaded & LOADED_ON_FIRST_USE
+
+
+def test_each_lazy_name_loads_its_module_on_first_use() -> None:
+    lazy = vars(a2a_anyio)["_LAZY"]
+    assert set(lazy) <= set(a2a_anyio.__all__)
+    assert set(lazy.values()) <= LOADED_ON_FIRST_USE
+    for name, module in lazy.items():
+        assert getattr(a2a_anyio, name) is getattr(sys.modules[module], name)

@@ -4,7 +4,7 @@ import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from a2a_anyio._auth import ApiKey, Auth, Basic, Bearer, MutualTLS, OAuth2ClientCredentials
+from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient
 from a2a_anyio._deadline import CLIENT_TIMEOUT
@@ -58,12 +58,11 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
 from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delays
-from a2a_anyio._signing import CardVerifier, VerifiedCard, canonicalize, sign_card
 from a2a_anyio._stream import MessageStream
 
 if _TYPE_CHECKING:
+    from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
     from a2a_anyio._fanout import (
         AgentResult,
         FanOutStream,
@@ -73,17 +72,26 @@ if _TYPE_CHECKING:
         fan_out_stream,
         merge_streams,
     )
+    from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
     from a2a_anyio._pool import AgentPool
     from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
+    from a2a_anyio._signing import CardVerifier, VerifiedCard, canonicalize, sign_card
     from a2a_anyio._sync import SyncA2AClient, SyncMessageStream
     from a2a_anyio._sync_pool import SyncAgentPool
 
 __version__ = "0.1.0"
 """The version of a2a-anyio."""
 
-# Loaded on first use: fan-out, pools, the registry and the sync facade pull in more of
-# anyio (memory streams, threads) than a single client needs.
+# Loaded on first use: what a program that makes a client and calls it may never need.
+# Fan-out, pools, the registry and the sync facade pull in more of anyio (memory streams,
+# threads) than a single client needs; card signing is JWS, JWKS and JCS; the auth schemes
+# are not needed by a client given a plain ``auth=`` value or none, nor the one-shot helpers
+# by a program that makes its own client.
 _LAZY = {
+    "ApiKey": "a2a_anyio._auth_schemes",
+    "Basic": "a2a_anyio._auth_schemes",
+    "Bearer": "a2a_anyio._auth_schemes",
+    "OAuth2ClientCredentials": "a2a_anyio._auth_schemes",
     "AgentResult": "a2a_anyio._fanout",
     "FanOutStream": "a2a_anyio._fanout",
     "MergedStreams": "a2a_anyio._fanout",
@@ -91,10 +99,18 @@ _LAZY = {
     "fan_out": "a2a_anyio._fanout",
     "fan_out_stream": "a2a_anyio._fanout",
     "merge_streams": "a2a_anyio._fanout",
+    "cancel_task": "a2a_anyio._oneshot",
+    "discover": "a2a_anyio._oneshot",
+    "get_task": "a2a_anyio._oneshot",
+    "send_text": "a2a_anyio._oneshot",
     "AgentPool": "a2a_anyio._pool",
     "AgentEntry": "a2a_anyio._registry",
     "AgentRegistry": "a2a_anyio._registry",
     "AgentRegistryError": "a2a_anyio._registry",
+    "CardVerifier": "a2a_anyio._signing",
+    "VerifiedCard": "a2a_anyio._signing",
+    "canonicalize": "a2a_anyio._signing",
+    "sign_card": "a2a_anyio._signing",
     "SyncA2AClient": "a2a_anyio._sync",
     "SyncAgentPool": "a2a_anyio._sync_pool",
     "SyncMessageStream": "a2a_anyio._sync",

@@ -6,8 +6,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -26,18 +25,22 @@ from a2a_anyio._errors import (
 from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
-from a2a_anyio._signing import CardVerifier
+
+if TYPE_CHECKING:
+    from a2a_anyio._signing import CardVerifier
 
 WELL_KNOWN_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 MAX_CARD_BYTES = 1024 * 1024
 
 
-@dataclass(slots=True)
 class _Cached:
-    card: AgentCard
-    url: str
-    etag: str | None
-    expires: float
+    __slots__ = ("card", "etag", "expires", "url")
+
+    def __init__(self, card: AgentCard, url: str, etag: str | None, expires: float) -> None:
+        self.card = card
+        self.url = url
+        self.etag = etag
+        self.expires = expires
 
 
 def card_urls(base_url: str) -> list[str]:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 
@@ -70,9 +70,11 @@ from a2a_anyio._model import (
 from a2a_anyio._observe import Span, observer
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._retry import RetryPolicy
-from a2a_anyio._signing import CardVerifier
 from a2a_anyio._stream import MessageStream, Opener, StreamWire
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
+
+if TYPE_CHECKING:
+    from a2a_anyio._signing import CardVerifier
 
 MessageInput = str | Mapping[str, Any] | Message
 EventCallback = Callable[[StreamEvent], Any]

@@ -11,7 +11,6 @@ import enum
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
@@ -41,7 +40,6 @@ def resolve_timeout(timeout: Timeout, default: float | None) -> float | None:
     return default if timeout is CLIENT_TIMEOUT else timeout
 
 
-@dataclass(slots=True)
 class Call:
     """One call in progress: its absolute deadline (``anyio.current_time()`` clock, ``inf``
     without one), and where it goes, ``context`` updated as it is learned (the error that ends
@@ -49,10 +47,13 @@ class Call:
     carries it in its ``events``). ``parent``: the call this one is part of (a blocking send
     and its follow-up, a wait), told where this one goes too."""
 
-    until: float
-    context: ErrorContext
-    task: StreamEvent | None = field(default=None)
-    parent: Call | None = field(default=None)
+    __slots__ = ("context", "parent", "task", "until")
+
+    def __init__(self, until: float, context: ErrorContext, parent: Call | None = None) -> None:
+        self.until = until
+        self.context = context
+        self.task: StreamEvent | None = None
+        self.parent = parent
 
     def goes_to(self, context: ErrorContext) -> None:
         """Where the call goes now (its parent's too, under the parent's operation): what

@@ -11,16 +11,13 @@ import ssl
 import time
 import warnings
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import anyio
-import anyio.lowlevel
 import httpx
 
-from a2a_anyio._auth import Auth, Credentials, MutualTLS, origin_of
-from a2a_anyio._cookies import CookieJar, Origin
+from a2a_anyio._auth import Auth, Credentials, MutualTLS, Origin, origin_of
 from a2a_anyio._decoding import ACCEPT_ENCODING, BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -36,6 +33,9 @@ from a2a_anyio._errors import (
 )
 from a2a_anyio._observe import Observer, about, redacted
 
+if TYPE_CHECKING:
+    from a2a_anyio._cookies import CookieJar
+
 AsyncClient = httpx.AsyncClient
 VerifyTypes = bool | str | ssl.SSLContext
 
@@ -46,8 +46,7 @@ DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024
 _USER_AGENT = "a2a-anyio"
 
 
-@dataclass(slots=True)
-class RawResponse:
+class RawResponse(NamedTuple):
     """A response read whole: status, headers and body bytes."""
 
     status: int
@@ -279,8 +278,8 @@ class HttpTransport:
         self.max_response_bytes = max_response_bytes
         self.max_event_bytes = max_event_bytes
         #: What agents set with Set-Cookie, per exact origin (an injected client's jar is
-        #: neither read nor sent).
-        self.cookies = CookieJar()
+        #: neither read nor sent); made at the first Set-Cookie, which few agents send.
+        self.cookies: CookieJar | None = None
 
     async def request(
         self,
@@ -361,6 +360,10 @@ class HttpTransport:
             self.observer.tracing.inject(request.headers)
             response = await self._send(request, url, where, debug)
             if "set-cookie" in response.headers:
+                if self.cookies is None:
+                    from a2a_anyio._cookies import CookieJar
+
+                    self.cookies = CookieJar()
                 now = anyio.current_time()
                 lines = response.headers.get_list("set-cookie")
                 self.cookies.store(origin, request.url.path, lines, now)
@@ -580,13 +583,17 @@ async def _decoded(
     response: httpx.Response, decoder: BodyDecoder, url: str, context: ErrorContext
 ) -> AsyncIterator[bytes]:
     """Each network read decoded; an empty piece for a read that decodes to nothing."""
+    # Not imported with this module: anyio.lowlevel loads the parts of anyio that
+    # ``import anyio`` leaves until an event loop needs them.
+    from anyio.lowlevel import checkpoint
+
     raw = response.aiter_raw()
     try:
         async for data in raw:
             made = False
             for piece in decoder.feed(data):
                 if made:
-                    await anyio.lowlevel.checkpoint()
+                    await checkpoint()
                 made = True
                 yield piece
             if not made:

@@ -8,19 +8,49 @@ object turns into the A2A JSON of a version and back with ``to_dict`` / ``from_d
 from __future__ import annotations
 
 import enum
-import uuid
+import os
+import reprlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, ClassVar, TypeVar
 
 JSONDict = dict[str, Any]
 _M = TypeVar("_M", bound="PlainDicts")
 
 
+def new_id() -> str:
+    """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` writes it. Written out
+    because importing ``uuid`` loads ``platform`` and probes the system: a few milliseconds
+    added to every ``import a2a_anyio``."""
+    n = int.from_bytes(os.urandom(16), "big")
+    n = n & ~(0xF000 << 64) | 0x4000 << 64  # version 4
+    n = n & ~(0xC000 << 48) | 0x8000 << 48  # the RFC 4122 variant
+    h = f"{n:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 class PlainDicts:
-    """``to_dict`` and ``from_dict``, which every model class has."""
+    """``to_dict`` and ``from_dict``, which every model class has, and the ``__repr__`` and
+    ``__eq__`` that ``@dataclass`` would write for each (the model classes leave them out
+    with ``repr=False, eq=False``: writing them per class took 40% of this module's import
+    time)."""
 
     __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # each model class's, by @dataclass
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = [f.name for f in fields(self) if f.compare]
+        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+
+    # With __eq__ and mutable fields, unhashable: as @dataclass makes them.
+    __hash__ = None  # type: ignore[assignment]
 
     def to_dict(self, version: str = "1.0") -> JSONDict:
         """This object as the A2A JSON of ``version``: ``"1.0"`` (ProtoJSON names and enums,
@@ -97,7 +127,7 @@ _TERMINAL = frozenset(
 _INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class TextPart(PlainDicts):
     """A piece of text (a v0.3 text part has no media type)."""
 
@@ -107,7 +137,7 @@ class TextPart(PlainDicts):
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class FilePart(PlainDicts):
     """A file, inline (``data`` holds its bytes) or by reference (``url``)."""
 
@@ -123,7 +153,7 @@ class FilePart(PlainDicts):
             raise ValueError("a FilePart holds exactly one of data= or url=")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class DataPart(PlainDicts):
     """Structured data: any JSON value (pre-1.0 peers accept only objects: other values go to
     them as ``{"value": ...}``, marked, and come back unwrapped). A v0.3 data part has no
@@ -150,13 +180,13 @@ def _first_data(parts: Sequence[Part]) -> Any:
     return None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class Message(PlainDicts):
     """One turn of a conversation between a user and an agent."""
 
     role: Role
     parts: list[Part]
-    message_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    message_id: str = field(default_factory=new_id)
     context_id: str | None = None
     task_id: str | None = None
     metadata: JSONDict | None = None
@@ -185,7 +215,7 @@ class Message(PlainDicts):
         return cls(
             Role.USER,
             parts,
-            str(uuid.uuid4()),
+            new_id(),
             context_id,
             task_id,
             dict(metadata) if metadata is not None else None,
@@ -197,7 +227,7 @@ class Message(PlainDicts):
         return _joined_text(self.parts)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class Artifact(PlainDicts):
     """An output of a task."""
 
@@ -220,7 +250,7 @@ class Artifact(PlainDicts):
         return _first_data(self.parts)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class TaskStatus(PlainDicts):
     """Where a task stands, with an optional message from the agent.
 
@@ -234,7 +264,7 @@ class TaskStatus(PlainDicts):
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class Task(PlainDicts):
     """A unit of work an agent tracks."""
 
@@ -257,7 +287,7 @@ class Task(PlainDicts):
         return "".join(a.text for a in self.artifacts)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class TaskStatusUpdateEvent(PlainDicts):
     """A change of a task's status.
 
@@ -274,7 +304,7 @@ class TaskStatusUpdateEvent(PlainDicts):
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class TaskArtifactUpdateEvent(PlainDicts):
     """A new artifact, or a chunk of one (``append``) that may be the last (``last_chunk``)."""
 
@@ -291,7 +321,7 @@ StreamEvent = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 """What a stream yields: a Task snapshot, the agent's Message, or a status or artifact update."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class TaskPage(PlainDicts):
     """One page of ``list_tasks``; ``next_cursor`` is None on the last page.
 
@@ -305,7 +335,7 @@ class TaskPage(PlainDicts):
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class PushNotificationConfig(PlainDicts):
     """Where and how an agent posts notifications about a task."""
 
@@ -318,7 +348,7 @@ class PushNotificationConfig(PlainDicts):
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class AgentInterface(PlainDicts):
     """One endpoint of an agent: its URL, binding (JSONRPC, HTTP+JSON, GRPC) and version.
 
@@ -332,7 +362,7 @@ class AgentInterface(PlainDicts):
     tenant: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class AgentExtension(PlainDicts):
     """An extension the agent supports."""
 
@@ -342,7 +372,7 @@ class AgentExtension(PlainDicts):
     params: JSONDict | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class AgentCapabilities(PlainDicts):
     """Optional features of an agent.
 
@@ -357,7 +387,7 @@ class AgentCapabilities(PlainDicts):
     extensions: list[AgentExtension] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class AgentSkill(PlainDicts):
     """Something the agent can do."""
 
@@ -370,7 +400,7 @@ class AgentSkill(PlainDicts):
     output_modes: list[str] | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class AgentProvider(PlainDicts):
     """The organisation behind an agent."""
 
@@ -378,7 +408,7 @@ class AgentProvider(PlainDicts):
     url: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class SecurityScheme(PlainDicts):
     """An authentication scheme a card declares, in one shape for every card version.
 
@@ -396,7 +426,7 @@ class SecurityScheme(PlainDicts):
     description: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)
 class AgentCard(PlainDicts):
     """What an agent says about itself, normalised from any card version."""
 

@@ -12,8 +12,7 @@ import logging
 import re
 from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from a2a_anyio._errors import ErrorContext
 
@@ -26,16 +25,16 @@ LOGGER = logging.getLogger("a2a_anyio")
 
 #: Words that mark a header or query parameter name as one holding a secret.
 SENSITIVE_WORDS = ("token", "secret", "key", "auth", "pass", "session", "cookie", "signature")
-_USERINFO = re.compile(r"(?<=://)[^/?#@\s]*@")
-_SECRET_QUERY = re.compile(
-    rf"([?&][^=&#\s]*(?:{'|'.join(SENSITIVE_WORDS)})[^=&#\s]*=)[^&#\s]*", re.IGNORECASE
-)
+# Patterns, compiled by ``re`` (and cached there) when first used: errors, retries and
+# debug records need them, a call that goes well does not.
+_USERINFO = r"(?<=://)[^/?#@\s]*@"
+_SECRET_QUERY = rf"(?i)([?&][^=&#\s]*(?:{'|'.join(SENSITIVE_WORDS)})[^=&#\s]*=)[^&#\s]*"
 
 
 def redacted(text: str) -> str:
     """``text`` (a URL, or a message quoting URLs) without the userinfo of its URLs, and
     with ``***`` for each query value whose parameter name suggests a secret."""
-    return _SECRET_QUERY.sub(r"\1***", _USERINFO.sub("", text))
+    return re.sub(_SECRET_QUERY, r"\1***", re.sub(_USERINFO, "", text))
 
 
 def about(context: ErrorContext) -> str:
@@ -126,8 +125,7 @@ def tracing_for(enabled: bool) -> Tracing:
     return OtelTracing()
 
 
-@dataclass(frozen=True, slots=True)
-class Observer:
+class Observer(NamedTuple):
     """Where a client reports: its ``logger`` and its ``tracing``."""
 
     logger: logging.Logger = LOGGER

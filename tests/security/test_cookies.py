@@ -229,6 +229,7 @@ async def test_a_cookie_flood_keeps_every_request_small(size: int, per_answer: i
         for _ in range(150):
             await client.get_task("t")
         held = client._http.cookies
+        assert held is not None
         assert len(held) <= MAX_COOKIES_PER_ORIGIN and held.size <= MAX_BYTES_PER_ORIGIN
     for request in servers.requests:
         sent = cookies_of(request)
@@ -263,6 +264,7 @@ async def test_cookies_of_many_origins_stay_bounded_overall() -> None:
         for _ in range(100):
             await client.get_task("t")
         held = client._http.cookies
+        assert held is not None
         assert 0 < len(held) <= MAX_COOKIES and held.size <= MAX_BYTES
 
 

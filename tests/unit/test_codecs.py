@@ -21,13 +21,13 @@ from a2a_anyio import (
 )
 from a2a_anyio._dialects import (
     Dialect,
-    LegacyDialect,
     SendConfig,
     V02Dialect,
     V03Dialect,
     V1Dialect,
     dialect_for,
 )
+from a2a_anyio._dialects.legacy import LegacyDialect
 from a2a_anyio._dialects.rest import V03RestDialect
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x01\xff"

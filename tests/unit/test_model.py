@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import is_dataclass, replace
 from typing import Any
 
 import pytest
 
 from a2a_anyio import (
     A2AProtocolError,
+    AgentCard,
     Artifact,
     DataPart,
     FilePart,
@@ -20,6 +23,7 @@ from a2a_anyio import (
 )
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects import v03, v1
+from a2a_anyio._model import new_id
 
 
 @pytest.mark.parametrize(
@@ -169,6 +173,36 @@ def test_text_helpers() -> None:
 
 def test_raw_is_not_compared() -> None:
     assert TextPart("x", raw={"text": "x"}) == TextPart("x")
+
+
+def test_message_ids_are_random_uuids() -> None:
+    ids = {Message.user("x").message_id for _ in range(200)} | {new_id() for _ in range(200)}
+    assert len(ids) == 400
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+
+
+def test_repr_and_eq_are_those_dataclasses_write() -> None:
+    status = TaskStatus(TaskState.WORKING, wire_state="busy", raw={"state": "busy"})
+    assert repr(status) == (
+        "TaskStatus(state=<TaskState.WORKING: 'working'>, message=None, timestamp=None, "
+        "wire_state='busy')"  # raw is repr=False
+    )
+    assert status == TaskStatus(TaskState.WORKING)  # wire_state and raw: compare=False
+    assert status != TaskStatus(TaskState.FAILED)
+    assert TextPart("x") != DataPart("x")
+    assert TextPart("x").__eq__("x") is NotImplemented
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(TextPart("x"))
+    looped = DataPart(None)
+    looped.data = [looped]
+    assert repr(looped) == "DataPart(data=[...], media_type=None, metadata=None)"
+    for cls in (TextPart, Task, AgentCard):
+        assert is_dataclass(cls)
+        assert "__repr__" not in vars(cls) and "__eq__" not in vars(cls)  # the base's
+    assert replace(TextPart("x"), text="y") == TextPart("y")
 
 
 @pytest.mark.parametrize("value", ["aGVsbG8=", "aGVsbG8", "aGVs-G8_", "aGVs+G8/"])

@@ -6,17 +6,13 @@ Nothing here imports httpx or anyio.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 
+# The JSON-RPC codecs, which nearly every agent speaks, load with the package; the others
+# when a client first needs them (``codec_for``).
+from a2a_anyio._dialects import jsonrpc_codec as jsonrpc_codec
 from a2a_anyio._dialects.base import Dialect
-from a2a_anyio._dialects.jsonrpc_codec import (
-    LegacyJsonRpcCodec,
-    PythonA2ACodec,
-    V02JsonRpcCodec,
-    V03JsonRpcCodec,
-    V1JsonRpcCodec,
-)
-from a2a_anyio._dialects.legacy import LegacyDialect
 from a2a_anyio._dialects.ops import (
     Call,
     Cancel,
@@ -29,7 +25,6 @@ from a2a_anyio._dialects.ops import (
     SendConfig,
     TaskRef,
 )
-from a2a_anyio._dialects.rest_codec import V03RestCodec, V1RestCodec
 from a2a_anyio._dialects.v03 import V02Dialect, V03Dialect
 from a2a_anyio._dialects.v1 import V1Dialect
 from a2a_anyio._dialects.wire import EventDecoder, Fallback, WireCodec, WireRequest
@@ -41,7 +36,6 @@ __all__ = [
     "Dialect",
     "EventDecoder",
     "Fallback",
-    "LegacyDialect",
     "ListTasks",
     "Op",
     "OpArgs",
@@ -70,21 +64,24 @@ def dialect_for(version: str | None, tenant: str | None = None) -> Dialect:
     if version == "0.2":
         return V02Dialect()
     if version == "legacy":
+        from a2a_anyio._dialects.legacy import LegacyDialect
+
         return LegacyDialect()
     raise ValueError(f"no JSON-RPC dialect for A2A version {version!r}")
 
 
-#: (binding, version family) -> the codec that speaks it: a new binding or dialect is a new
-#: codec and a line here.
-CODECS: dict[tuple[str, str], type[WireCodec]] = {
-    ("jsonrpc", "1.0"): V1JsonRpcCodec,
-    ("jsonrpc", "0.3"): V03JsonRpcCodec,
-    ("jsonrpc", "0.2"): V02JsonRpcCodec,
-    ("jsonrpc", "legacy"): LegacyJsonRpcCodec,
-    ("jsonrpc", "python-a2a"): PythonA2ACodec,  # tasks/send routed by path, not by method
-    ("rest", "1.0"): V1RestCodec,
-    ("rest", "0.3"): V03RestCodec,
-    ("rest", "0.2"): V03RestCodec,  # the 0.2.6 spec documents the v0.3 REST layout
+#: (binding, version family) -> the codec that speaks it, as "module:class" in this package:
+#: a new binding or dialect is a new codec and a line here. A codec's module is imported when
+#: a client first needs it, so a client of JSON-RPC agents never loads the REST binding.
+CODECS: dict[tuple[str, str], str] = {
+    ("jsonrpc", "1.0"): "jsonrpc_codec:V1JsonRpcCodec",
+    ("jsonrpc", "0.3"): "jsonrpc_codec:V03JsonRpcCodec",
+    ("jsonrpc", "0.2"): "jsonrpc_codec:V02JsonRpcCodec",
+    ("jsonrpc", "legacy"): "legacy_codec:LegacyJsonRpcCodec",
+    ("jsonrpc", "python-a2a"): "legacy_codec:PythonA2ACodec",  # tasks/send routed by path
+    ("rest", "1.0"): "rest_codec:V1RestCodec",
+    ("rest", "0.3"): "rest_codec:V03RestCodec",
+    ("rest", "0.2"): "rest_codec:V03RestCodec",  # the 0.2.6 spec documents the v0.3 REST layout
 }
 _BINDINGS = {"jsonrpc": "jsonrpc", "rest": "rest", "http+json": "rest"}
 
@@ -114,7 +111,9 @@ def codec_for(
     ValueError for a pair no codec speaks.
     """
     key = (_BINDINGS.get(binding.lower(), binding), version_family(version))
-    cls = CODECS.get(key)
-    if cls is None:
+    where = CODECS.get(key)
+    if where is None:
         raise ValueError(f"no codec for A2A {version!r} over {binding!r}")
+    module, name = where.split(":")
+    cls: type[WireCodec] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     return cls(url, tenant=tenant, extensions=extensions)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from a2a_anyio._dialects.reducer import TaskReducer
 from a2a_anyio._errors import (
@@ -49,8 +49,7 @@ class ActionKind(enum.Enum):
     FAIL = "fail"
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     """The next step: ``kind``, with ``attempt`` (RESUBSCRIBE, POLL: 1 for the first) and
     ``error`` (FAIL: the error to raise; RESUBSCRIBE: the cut being repaired, for the backoff)."""
 

@@ -3,7 +3,6 @@ chosen by the client, ``sessionId`` for the context, artifact chunking inside th
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +27,7 @@ from a2a_anyio._model import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    new_id,
 )
 
 
@@ -218,8 +218,8 @@ class LegacyDialect(Dialect):
         # client follows an unfinished task up (``blocking``) is the client's affair.
         # The client names the task: a new one for a new task, the same to continue one.
         params: JSONDict = {
-            "id": message.task_id or str(uuid.uuid4()),
-            "sessionId": message.context_id or str(uuid.uuid4()),
+            "id": message.task_id or new_id(),
+            "sessionId": message.context_id or new_id(),
             "message": encode_message(message),
         }
         if config.history_length is not None:

@@ -74,7 +74,7 @@ class Fallback(enum.Enum):
     REJECTED = "rejected"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen (never changed after it is made): quicker to define and make
 class WireRequest(Generic[R]):
     """One HTTP request, ready to send; ``R`` is what ``decode`` makes of its answer.
 
