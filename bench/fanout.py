@@ -1,7 +1,8 @@
 """Fan-out at scale: many concurrent streams from one process against a loopback server.
 
     uv run --frozen python bench/fanout.py --streams 1000
-    uv run --frozen python bench/fanout.py --streams 10000 --backends trio
+    uv run --frozen python bench/fanout.py --streams 10000 --pools 40 --backends trio
+    uv run --frozen python bench/fanout.py --streams 1000 --impl floor
     uv run --frozen python bench/fanout.py --streams 1000 --impl sdk --backends asyncio
 
 Each measurement gets a fresh ``loopback_server.py --hold N`` (a process of its own on
@@ -10,6 +11,12 @@ Each measurement gets a fresh ``loopback_server.py --hold N`` (a process of its 
 stream after its first event until all N are open at once: the server's peak of open
 streams is then N unless some stream queued behind another for a connection (the hold then
 gives up after ``hold_timeout`` seconds and the peak stays short of N).
+
+``run`` measures every case twice: a2a-anyio, and the floor (httpx + httpx-sse +
+``json.loads``, nothing kept), which says what the connections alone cost. A case with
+``pools`` > 1 spreads its streams over that many pools, each with its own httpx client: what
+a user with thousands of streams in one process does (httpcore's pool walks all of its
+connections on every request that starts or ends, so one pool of 10,000 costs O(N^2)).
 """
 
 from __future__ import annotations
@@ -31,24 +38,29 @@ HERE = Path(__file__).resolve().parent
 
 @dataclass(frozen=True)
 class Case:
-    """``streams`` concurrent streams of ``events`` events each, the client cut after
-    ``timeout`` seconds; the target's bound on extra RSS, and whether it says that no stream
-    waits for a connection."""
+    """``streams`` concurrent streams of ``events`` events each, spread over ``pools`` pools
+    (``AgentPool()``s; httpx clients for the floor), the client cut after ``timeout`` seconds;
+    the target's bound on extra RSS, and whether it says that no stream waits for a
+    connection."""
 
     streams: int
     events: int
     timeout: float
     rss_max_mb: float | None = None
     no_wait: bool = False
+    pools: int = 1
 
     @property
     def hold_timeout(self) -> float:
         return self.timeout / 2
 
 
-#: Issue 17's two fan-outs; the quick ones keep their bounds per stream (60 and 40 KB).
-FULL = (Case(1000, 20, 120.0, 60.0, True), Case(10_000, 20, 120.0, 400.0))
-QUICK = (Case(200, 20, 60.0, 12.0, True), Case(500, 20, 60.0, 20.0))
+#: Issue 17's two fan-outs, the 10,000 streams over pools of 250; the quick ones keep their
+#: bounds per stream (60 and 40 KB) and streams per pool.
+FULL = (Case(1000, 20, 120.0, 60.0, True), Case(10_000, 20, 120.0, 400.0, pools=40))
+QUICK = (Case(200, 20, 60.0, 12.0, True), Case(500, 20, 60.0, 20.0, pools=2))
+#: Who is measured: a2a-anyio, then the floor.
+IMPLS = ("anyio", "floor")
 
 
 def listen_overflows() -> int | None:
@@ -96,6 +108,7 @@ def measure(
             f"--url={url}",
             f"--max-connections={max_connections}",
             f"--keep-events={keep_events}",
+            f"--pools={case.pools}",
             f"--timeout={case.timeout}",
         ]
         stats(url)
@@ -119,13 +132,18 @@ def measure(
 
 
 def run(cases: Sequence[Case], backends: Sequence[str] = ("asyncio", "trio")) -> dict[str, Any]:
-    """a2a-anyio with ``AgentPool()`` and ``merge_streams`` on their defaults, every case on
-    every backend."""
+    """a2a-anyio with ``AgentPool()`` and ``merge_streams`` on their defaults, and the floor,
+    every case on every backend."""
     runs = []
     for case in cases:
         for backend in backends:
-            print(f"fan-out: {case.streams} streams on {backend}", file=sys.stderr, flush=True)
-            runs.append(measure(case, backend))
+            for impl in IMPLS:
+                print(
+                    f"fan-out: {case.streams} streams on {backend}, {impl}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                runs.append(measure(case, backend, impl))
     return {"cases": [asdict(c) for c in cases], "runs": runs}
 
 
@@ -135,11 +153,12 @@ if __name__ == "__main__":
     p.add_argument("--events", type=int, default=20, help="events per stream")
     p.add_argument("--timeout", type=float, default=300.0, help="the client's run, seconds")
     p.add_argument("--backends", default="asyncio,trio")
-    p.add_argument("--impl", choices=("anyio", "sdk"), default="anyio")
+    p.add_argument("--impl", choices=("anyio", "floor", "sdk"), default="anyio")
+    p.add_argument("--pools", type=int, default=1, help="the streams spread over this many pools")
     p.add_argument("--max-connections", type=int, default=0, help="0: the default pool")
     p.add_argument("--keep-events", type=int, default=-1, help="-1: the default")
     a = p.parse_args()
-    one = Case(a.streams, a.events, a.timeout)
+    one = Case(a.streams, a.events, a.timeout, pools=a.pools)
     print(
         json.dumps(
             [

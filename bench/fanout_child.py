@@ -5,7 +5,10 @@
 Discovers the agent from its card (served by ``loopback_server.py --hold N``), then opens
 ``--streams`` streaming sends at once and reads every one to its end: a2a-anyio with
 ``AgentPool()`` and ``merge_streams`` on their defaults (``--max-connections`` and
-``--keep-events`` change them), or the a2a-sdk client, one task per stream (``--impl sdk``).
+``--keep-events`` change them), the floor (httpx + httpx-sse + ``json.loads``, one task per
+stream, ``--impl floor``) or the a2a-sdk client, one task per stream (``--impl sdk``).
+``--pools K`` spreads the streams over K pools (K ``AgentPool()``s, or K httpx clients for the
+floor), stream i on pool i mod K, all of them in one ``merge_streams``.
 Prints one JSON object: wall time, CPU seconds (user + system), RSS after imports and setup,
 its peak during the run (``VmRSS`` of ``/proc/self/status`` sampled every 20 ms, and
 ``VmHWM`` when it grew) and the difference, streams completed, events, failures.
@@ -110,13 +113,17 @@ async def _anyio_runner(args: argparse.Namespace, tally: Tally) -> tuple[Runner,
         options["max_connections"] = args.max_connections
     if args.keep_events >= 0:
         options["keep_events"] = args.keep_events
-    pool = AgentPool(**options)
-    client = pool.client(args.url)
-    await client.get_card()
-    _hook(pool.http_client, tally)
+    pools = [AgentPool(**options) for _ in range(args.pools)]
+    clients = [pool.client(args.url) for pool in pools]
+    for pool, client in zip(pools, clients, strict=True):
+        await client.get_card()
+        _hook(pool.http_client, tally)
 
     async def run(t: Tally) -> None:
-        mapping = {str(i): client.stream_message(f"hello {i}") for i in range(args.streams)}
+        mapping = {
+            str(i): clients[i % len(clients)].stream_message(f"hello {i}")
+            for i in range(args.streams)
+        }
         async with merge_streams(mapping) as merged:
             async for item in merged:
                 if item.error is not None:
@@ -127,7 +134,63 @@ async def _anyio_runner(args: argparse.Namespace, tally: Tally) -> tuple[Runner,
             task = stream.task
             t.done[int(key)] = task is not None and task.status.state is TaskState.COMPLETED
 
-    return run, pool
+    return run, _Closer(pools)
+
+
+async def _floor_runner(args: argparse.Namespace, tally: Tally) -> tuple[Runner, Any]:
+    """The floor: httpx + httpx-sse + ``json.loads``, nothing kept, one task per stream, on
+    ``--pools`` httpx clients with ``AgentPool()``'s limits (no connection cap, 100 kept
+    alive) and read timeout (300 s, a stream's idle limit). It does not retry, so it waits up
+    to 30 s for a connection (``AgentPool()``: 10 s, then retries): 10,000 connects at once
+    overflow the kernel's queue of half-open connections, which drops some SYNs, resent
+    after 1, 3, 7 and 15 s."""
+    import _common as c
+    import httpx
+    from httpx_sse import aconnect_sse
+
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+    timeout = httpx.Timeout(30.0, read=300.0)
+    https = [httpx.AsyncClient(limits=limits, timeout=timeout) for _ in range(args.pools)]
+    endpoint = f"{args.url}/a2a/jsonrpc"
+    await https[0].get(f"{args.url}/.well-known/agent-card.json")
+    for http in https:
+        _hook(http, tally)
+
+    async def one(t: Tally, i: int) -> None:
+        body = c.floor_request_body(i, "SendStreamingMessage")
+        http = https[i % len(https)]
+        state = None
+        try:
+            async with aconnect_sse(
+                http, "POST", endpoint, content=body, headers=dict(c.SSE_HEADERS)
+            ) as source:
+                async for sse in source.aiter_sse():
+                    result = json.loads(sse.data)["result"]
+                    t.event(i)
+                    update = result.get("statusUpdate")
+                    state = update["status"]["state"] if update else state
+        except Exception as exc:
+            t.errors.append(f"{type(exc).__name__}: {exc}")
+            return
+        t.done[i] = state == "TASK_STATE_COMPLETED"
+
+    async def run(t: Tally) -> None:
+        async with anyio.create_task_group() as tg:
+            for i in range(args.streams):
+                tg.start_soon(one, t, i)
+
+    return run, _Closer(https)
+
+
+class _Closer:
+    """Closes every pool (or httpx client) of a run."""
+
+    def __init__(self, owners: list[Any]) -> None:
+        self.owners = owners
+
+    async def aclose(self) -> None:
+        for owner in self.owners:
+            await owner.aclose()
 
 
 async def _sdk_runner(args: argparse.Namespace, tally: Tally) -> tuple[Runner, Any]:
@@ -174,7 +237,7 @@ def _spread(values: list[float]) -> dict[str, float | None]:
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     files = open_files_for(args.streams)
     tally = Tally(args.streams)
-    make = _anyio_runner if args.impl == "anyio" else _sdk_runner
+    make = {"anyio": _anyio_runner, "floor": _floor_runner, "sdk": _sdk_runner}[args.impl]
     run, owner = await make(args, tally)
     gc.collect()
     base_hwm, base_rss = _status_kb("VmHWM"), _status_kb("VmRSS")
@@ -202,6 +265,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         "impl": args.impl,
         "backend": args.backend,
         "streams": args.streams,
+        "pools": args.pools,
         "max_connections": args.max_connections or "default",
         "keep_events": "default" if args.keep_events < 0 else args.keep_events,
         "open_files": files,
@@ -222,7 +286,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--impl", choices=("anyio", "sdk"), default="anyio")
+    p.add_argument("--impl", choices=("anyio", "floor", "sdk"), default="anyio")
+    p.add_argument("--pools", type=int, default=1, help="the streams spread over this many pools")
     p.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
     p.add_argument("--streams", type=int, default=1000)
     p.add_argument("--url", required=True)

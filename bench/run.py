@@ -13,7 +13,8 @@ The parts, on asyncio and trio:
    127.0.0.1 in its own process, a fresh client process per contender, backend and round:
    unary sends and one stream (``loopback.py``);
 2. fanout: 1,000 and 10,000 concurrent streams with ``AgentPool()`` and ``merge_streams`` on
-   their defaults, a fresh server and client process each (``fanout.py``);
+   their defaults (the 10,000 spread over 40 pools), and the floor (httpx + httpx-sse), a
+   fresh server and client process each (``fanout.py``);
 3. imports: ``import a2a_anyio`` against ``import httpx, httpx_sse, anyio`` in a clean
    virtualenv with the core dependencies only, fresh interpreters (``imports.py``);
 4. unary and streaming (secondary, not run unless named): the same calls through
@@ -169,20 +170,23 @@ def _mock_rows(res: dict[str, Any]) -> list[str]:
 
 def _fanout_rows(fan: dict[str, Any]) -> list[str]:
     rows: list[tuple[str, ...]] = [
-        ("streams", "backend", "wall s", "CPU s", "extra RSS MB", "KB/stream", "complete",
-         "errors", "server: open at once", "after s", "CPU s", "conn. wait p50/max ms",
-         "listen drops"),
+        ("streams", "pools", "backend", "client", "wall s", "CPU s", "extra RSS MB", "KB/stream",
+         "complete", "errors", "server: open at once", "after s", "CPU s",
+         "conn. wait p50/max ms", "listen drops"),
     ]  # fmt: skip
     for r in fan["runs"]:
-        n = r["streams"]
+        n, pools = r["streams"], str(r["case"].get("pools", 1))
+        client = "a2a-anyio" if r.get("impl", "anyio") == "anyio" else r["impl"]
         if "failed" in r:
-            rows.append((f"{n:,}", r["backend"], "failed: " + r["failed"][-80:]))
+            rows.append((f"{n:,}", pools, r["backend"], client, "failed: " + r["failed"][-80:]))
             continue
         server, wait = r["server"], r["connection_wait_s"]
         rows.append(
             (
                 f"{n:,}",
+                pools,
                 r["backend"],
+                client,
                 f1(r["wall_s"]) + (" (cut)" if r["timed_out"] else ""),
                 f1(r["cpu_s"]),
                 f1(r["extra_rss_mb"]),
@@ -200,11 +204,13 @@ def _fanout_rows(fan: dict[str, Any]) -> list[str]:
         )
     events = sorted({r["case"]["events"] for r in fan["runs"]})
     return [
-        "fan-out: a2a-anyio, AgentPool() and merge_streams on their defaults (events kept); "
-        "a fresh server (held until every stream is open) and client process per row",
+        "fan-out: a2a-anyio, AgentPool()s and merge_streams on their defaults (events kept), "
+        "and the floor (httpx + httpx-sse + json.loads, nothing kept); a fresh server (held "
+        "until every stream is open) and client process per row",
         *grid(rows),
-        f"({'/'.join(map(str, events))} events a stream; RSS: the client's peak over its RSS "
-        "after imports and setup; wait: from the request handed to httpx to its connection)",
+        f"({'/'.join(map(str, events))} events a stream; pools: AgentPool()s (the floor's: httpx "
+        "clients), stream i on pool i mod pools; RSS: the client's peak over its RSS after "
+        "imports and setup; wait: from the request handed to httpx to its connection)",
     ]
 
 

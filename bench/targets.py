@@ -5,9 +5,9 @@
 - streaming (loopback, client CPU per event): at most 1.25x the httpx-sse + json floor, and
   a2a-sdk at least 3x slower; fasta2a's client, which skips SSE framing, is a note: how much
   faster or slower it is;
-- fan-out: every case of ``fanout.py``: extra RSS under its bound with every stream complete,
-  and for the 1,000 streams none waiting for a connection (the server saw all of them open
-  at once);
+- fan-out: every case of ``fanout.py``: a2a-anyio's extra RSS under its bound with every
+  stream complete (the floor's per stream beside it), and for the 1,000 streams none waiting
+  for a connection (the server saw all of them open at once);
 - import: ``import a2a_anyio`` at most 1.3x ``import httpx, httpx_sse, anyio``.
 
 The ratios are medians of per-round ratios (``loopback.aggregate``, ``imports.run``). A target
@@ -101,12 +101,27 @@ def loopback_targets(lb: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _per_stream(r: dict[str, Any]) -> str:
+    """A run's extra RSS per stream, when every stream got that far (a cut run's is of fewer)."""
+    if "failed" in r or r["timed_out"]:
+        return "n/a"
+    return f"{r['extra_rss_mb'] * 1024 / r['streams']:.0f} KB a stream"
+
+
 def fanout_targets(fan: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    floors = {
+        (r["streams"], r["backend"]): _per_stream(r)
+        for r in fan["runs"]
+        if r.get("impl") == "floor"
+    }
     for r in fan["runs"]:
+        if r.get("impl") == "floor":
+            continue
         case, backend = r["case"], r["backend"]
         n = case["streams"]
-        name = f"fan-out {n:,}: extra RSS, all {n:,} complete"
+        pools = f" ({case['pools']} pools)" if case.get("pools", 1) > 1 else ""
+        name = f"fan-out {n:,}{pools}: extra RSS, all {n:,} complete"
         limit = case["rss_max_mb"]
         limit_shown = f"< {limit:.0f} MB, {n:,}/{n:,}"
         if "failed" in r:
@@ -118,8 +133,8 @@ def fanout_targets(fan: dict[str, Any]) -> list[dict[str, Any]]:
         whole = r["completed"] == n and r["errors"] == 0 and not r["timed_out"]
         cut = f"cut at {r['wall_s']:.0f} s: " if r["timed_out"] else ""
         errors = f", {r['errors']} errors ({r['first_error'][:60]})" if r["errors"] else ""
-        # Per stream only when every stream got that far: a cut run's RSS is of fewer.
-        per_stream = "" if r["timed_out"] else f" ({r['extra_rss_mb'] * 1024 / n:.0f} KB a stream)"
+        floor = floors.get((n, backend))
+        per_stream = f" ({_per_stream(r)}; floor {floor})" if floor else f" ({_per_stream(r)})"
         peak = r["server"]["peak"]
         together = f", at most {peak:,} open at once" if peak < n else ""
         out.append(

@@ -39,6 +39,10 @@ class AgentPool:
     ``register_type`` registers a payload type with every client, those made later too.
 
     Its clients log to ``logger`` and trace when ``tracing`` (see ``A2AClient``).
+
+    httpx's connection pool goes over all its connections whenever a request starts or ends:
+    with thousands of streams open at once, spread them over several pools of a few hundred
+    streams each (all of them can still go into one ``merge_streams``).
     """
 
     def __init__(

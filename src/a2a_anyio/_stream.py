@@ -503,6 +503,11 @@ class MessageStream:
         """Release the connection and end the span with what the stream came to."""
         self._state = "done"
         self._span.end(self.message or self.task, self._context, error)
+        # A finished stream keeps what it shows (task, events), not the request and the ways
+        # of reading it (its follower, done, reads no more events): a fan-out holds thousands
+        # of finished streams.
+        self._opener = self._resubscribe = self._poll = self._decode = None
+        self._follower.ends = _no_end_yet
         await self._drop_connection()
 
 

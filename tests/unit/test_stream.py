@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -683,6 +685,28 @@ async def test_an_error_carries_the_kept_events() -> None:
     last = info.value.events[-1]
     assert isinstance(last, TaskArtifactUpdateEvent)
     assert last.artifact.text == " 9"
+
+
+class Payload(dict[str, Any]):
+    """A data part's value that can be watched with a weak reference."""
+
+
+async def test_a_finished_stream_lets_go_of_what_it_sent() -> None:
+    # A fan-out holds thousands of finished streams: each keeps its task and events, not the
+    # request, its message or the ways it had of reading on.
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", V1_HAPPY)
+    payload = Payload(report="x" * 1000)
+    sent = weakref.ref(payload)
+    async with connect(agent) as client:
+        stream = client.stream_message(Message.user(data=payload))
+        del payload
+        await drain(stream)
+        gc.collect()
+        assert sent() is None
+        assert stream.task is not None
+        assert stream.task.status.state is TaskState.COMPLETED
+        assert len(stream.events) == len(V1_HAPPY)
 
 
 def test_keep_events_must_not_be_negative() -> None:

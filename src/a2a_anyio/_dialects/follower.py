@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from a2a_anyio._dialects.reducer import TaskReducer
 from a2a_anyio._errors import (
@@ -28,6 +28,8 @@ from a2a_anyio._model import Message, StreamEvent, Task
 DEFAULT_RESUME_ATTEMPTS = 3
 #: How many of the latest events a stream keeps (None: all of them).
 DEFAULT_KEEP_EVENTS = 100
+#: The kept events (and sizes) of a stream that keeps none: shared, never added to.
+_NONE_KEPT: deque[Any] = deque(maxlen=0)
 
 
 class ActionKind(enum.Enum):
@@ -163,8 +165,9 @@ class StreamFollower:
         self._max_polls = max_polls
         self._keep = keep_events
         self._max_bytes = max_bytes
-        self._events: deque[StreamEvent] = deque()
-        self._sizes: deque[int] = deque()  # of the events kept
+        # An empty deque takes 760 bytes: a stream that keeps nothing has none of its own.
+        self._events: deque[StreamEvent] = deque() if keep_events != 0 else _NONE_KEPT
+        self._sizes: deque[int] = deque() if keep_events != 0 else _NONE_KEPT  # of those kept
         self._kept_bytes = 0
         self._reducer = TaskReducer()
         self._phase = _Phase.STREAMING
