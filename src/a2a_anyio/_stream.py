@@ -306,6 +306,8 @@ class MessageStream:
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
             await self._open()
+        if self._span is NO_SPAN:
+            return await self._next_event()
         with self._span.current():  # its requests carry the stream's span, its events go there
             return await self._next_event()
 

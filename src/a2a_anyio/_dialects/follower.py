@@ -248,12 +248,11 @@ class StreamFollower:
             if self._phase is not _Phase.REPLAYING:
                 raise self._misuse("event")
             if self._is_replay(event, size):
-                return self._too_large() or DROP
+                return self._too_large() if self._over_size() else DROP
             self._phase = _Phase.STREAMING
         self._record(event, size)
-        too_large = self._too_large()
-        if too_large is not None:
-            return too_large
+        if self._over_size():
+            return self._too_large()
         return self._finish() if self.ends(event) else DELIVER
 
     def body_ended(self) -> Action:
@@ -330,24 +329,29 @@ class StreamFollower:
     def _record(self, event: StreamEvent, size: int = 0) -> None:
         """Keep a delivered event, within ``keep_events`` and ``max_bytes``, and fold it in."""
         keep = self._keep
-        if keep is None or keep:
+        if keep != 0:
             events, sizes = self._events, self._sizes
+            if len(events) == keep:
+                events.popleft()
+                self._kept_bytes -= sizes.popleft()
             events.append(event)
             sizes.append(size)
             self._kept_bytes += size
             limit = self._max_bytes
-            while (keep is not None and len(events) > keep) or (
-                limit is not None and self._kept_bytes > limit
-            ):
-                events.popleft()
-                self._kept_bytes -= sizes.popleft()
+            if limit is not None:
+                while self._kept_bytes > limit:
+                    events.popleft()
+                    self._kept_bytes -= sizes.popleft()
         self._reducer.apply(event, size)
 
-    def _too_large(self) -> Action | None:
-        """FAIL when the task is folded from more than ``max_bytes`` of events."""
+    def _over_size(self) -> bool:
+        """True when the task is folded from more than ``max_bytes`` of events."""
         limit = self._max_bytes
-        if limit is None or self._reducer.size <= limit:
-            return None
+        return limit is not None and self._reducer.size > limit
+
+    def _too_large(self) -> Action:
+        """FAIL: the task is folded from more than ``max_bytes`` of events."""
+        limit = self._max_bytes
         return self._fail(
             A2AProtocolError(
                 f"the task this stream folds is larger than max_response_bytes ({limit} bytes "
