@@ -490,8 +490,7 @@ class A2AClient:
         arrives (the JSON, undecoded), and the last event's result is returned (decoded as
         above). A plain JSON answer is given to ``on_event`` once and returned. A gap
         between events longer than the client's ``idle_timeout`` ends the stream with
-        ``A2ATimeoutError(timeout="stream-idle")`` (kept by httpx's read timeout on the
-        client's own connections; an injected ``http_client``'s are bounded by ``timeout``).
+        ``A2ATimeoutError(timeout="stream-idle")``, as for ``stream_message``.
 
         Raises:
             A2ARPCError: the method's JSON-RPC error, as its subclass (``MethodNotFoundError``,

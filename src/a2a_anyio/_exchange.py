@@ -125,8 +125,8 @@ class Exchange:
         """Send ``request``, which accepts an event stream as its answer, under ``retry``
         (until its answer is known); give ``on_event`` each result it streams, or its one
         plain result; return the last. The call's deadline bounds it all, and the idle limit
-        each gap between events where httpx's read timeout can keep it (the library's own
-        client); a stream without an event is an A2AProtocolError."""
+        the wait for the answer and each gap between events; a stream without an event is an
+        A2AProtocolError."""
         call.goes_to(request.context)
 
         async def attempt() -> tuple[StreamWire, Any]:

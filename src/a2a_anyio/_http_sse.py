@@ -125,25 +125,33 @@ class SSEConnection:
         self._events: AsyncIterator[ServerSentEvent] | None = None
         self._max_event_bytes = transport.max_event_bytes
         self.error_response: RawResponse | None = None
-        #: Called when bytes of the stream arrive (a keep-alive comment too); set it before
-        #: entering.
-        self.on_activity: Callable[[], None] = _nothing
-        #: The longest wait allowed for the next bytes of the stream (set before entering).
+        #: The longest wait allowed for the answer and then for each next bytes of the stream
+        #: (set before entering; None: no limit).
         self.idle_timeout: float | None = None
-
-    @property
-    def idle_by_transport(self) -> bool:
-        """True when httpx's per-read timeout bounds the idle gap (no scope per read needed)."""
-        return self.idle_timeout is not None and self._transport.bounds_reads
+        self._read_scope: anyio.CancelScope | None = None  # the idle limit of the wait now
+        self._scoped = False  # the idle limit is kept by a scope of ours, not by httpx
 
     async def __aenter__(self) -> SSEConnection:
-        transport = self._transport
-        base = transport.client.timeout
         # httpx's network transport applies its read timeout to every socket read, so it
-        # bounds the idle gap; other transports (mocks, in-process ASGI) ignore it, and the
-        # reader guards them with a cancel scope instead.
-        read = self.idle_timeout if self.idle_by_transport else None
+        # bounds the idle gap; other transports (an injected client's, mocks, in-process
+        # ASGI) may not, and each wait is then guarded by a cancel scope instead.
+        idle = self.idle_timeout
+        by_transport = idle is not None and self._transport.bounds_reads
+        self._scoped = idle is not None and not by_transport
+        base = self._transport.client.timeout
+        read = idle if by_transport else None
         timeout = httpx.Timeout(connect=base.connect, read=read, write=base.write, pool=base.pool)
+        if not self._scoped:
+            return await self._open(timeout)
+        with self._idle_scope():
+            try:
+                return await self._open(timeout)
+            finally:
+                self._read_scope = None
+        raise self._idle_expired()
+
+    async def _open(self, timeout: httpx.Timeout) -> SSEConnection:
+        transport = self._transport
         try:
             response, _ = await transport.exchange(
                 self._method,
@@ -193,7 +201,7 @@ class SSEConnection:
             decoded,
             transport.max_event_bytes,
             self.url,
-            self.on_activity,
+            self._touch,
             self._context,
         )
         framed = httpx.Response(
@@ -215,7 +223,39 @@ class SSEConnection:
 
     async def next_event(self) -> str | None:
         """The data of the next event that carries some (comments and empty events skipped);
-        None at the end of the body."""
+        None at the end of the body. ``A2ATimeoutError`` when no bytes come within the idle
+        limit."""
+        if not self._scoped:
+            return await self._next_event()
+        with self._idle_scope():
+            try:
+                return await self._next_event()
+            finally:
+                self._read_scope = None
+        raise self._idle_expired()
+
+    def _idle_scope(self) -> anyio.CancelScope:
+        """A scope that ends the wait at the idle limit; bytes arriving push it back."""
+        assert self.idle_timeout is not None
+        scope = self._read_scope = anyio.CancelScope(
+            deadline=anyio.current_time() + self.idle_timeout
+        )
+        return scope
+
+    def _touch(self) -> None:
+        """Bytes arrived (a keep-alive comment too): the idle limit counts from now."""
+        scope = self._read_scope
+        if scope is not None and self.idle_timeout is not None:
+            scope.deadline = anyio.current_time() + self.idle_timeout
+
+    def _idle_expired(self) -> A2ATimeoutError:
+        return A2ATimeoutError(
+            f"stream stream-idle timeout: nothing from {self.url} within {self.idle_timeout}s",
+            timeout="stream-idle",
+            **self._context,
+        )
+
+    async def _next_event(self) -> str | None:
         events = self._events
         if events is None:
             return None
@@ -237,12 +277,12 @@ class SSEConnection:
         return oversize(self.url, self._max_event_bytes, self._context)
 
     def _error(self, exc: Exception) -> A2AClientError:
-        if isinstance(exc, httpx.ReadTimeout) and self.idle_by_transport:
-            return A2ATimeoutError(
-                f"stream stream-idle timeout: nothing from {self.url} within {self.idle_timeout}s",
-                timeout="stream-idle",
-                **self._context,
-            )
+        if (
+            isinstance(exc, httpx.ReadTimeout)
+            and self.idle_timeout is not None
+            and not self._scoped
+        ):
+            return self._idle_expired()
         return mapped(exc, self.url, self._context)
 
     async def aclose(self) -> None:
@@ -254,10 +294,6 @@ class SSEConnection:
                 await response.aclose()
             if events is not None:
                 await finish(events)
-
-
-def _nothing() -> None:
-    pass
 
 
 def open_sse(

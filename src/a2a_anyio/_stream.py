@@ -191,8 +191,6 @@ class MessageStream:
         self._pending_size = 0
         self._next: Action | None = None  # what to do before reading (a follow-up's start)
         self._size = 0  # of the event read last, as received
-        self._idle_scope: anyio.CancelScope | None = None
-        self._guarded = True  # reads need a scope of ours for the idle limit or the deadline
         # Where the stream's own errors happen: the latest request, once one is made.
         self._context: ErrorContext = {"agent": agent, "operation": method}
 
@@ -278,8 +276,7 @@ class MessageStream:
             self._decode = wire.decode
             self._follower.ends = wire.events.ends
             self._context = self._follower.context = wire.events.context
-            conn.on_activity = self._touch
-            conn.idle_timeout = self.idle_timeout
+            conn.idle_timeout = self.idle_timeout  # kept by the connection, read by read
             try:
                 await self._within(conn.__aenter__())
             except BaseException:
@@ -288,10 +285,6 @@ class MessageStream:
             resp = conn.error_response
             if resp is None:
                 self._conn = conn
-                # A cancel scope per read costs more than decoding the event: it is entered
-                # only for a limit no one else enforces.
-                idle_enforced = conn.idle_by_transport or self.idle_timeout is None
-                self._guarded = not idle_enforced or self._deadline != math.inf
                 return
             # A server that does not stream may answer with one plain result.
             try:
@@ -363,10 +356,7 @@ class MessageStream:
         if self._conn is None:
             return None
         assert self._decode is not None
-        if self._guarded:
-            data = await self._within(self._conn.next_event())
-        else:
-            data = await self._conn.next_event()  # no limit of ours to watch: no scope needed
+        data = await self._within(self._conn.next_event())
         if data is None:
             return None
         self._size = len(data)
@@ -432,17 +422,13 @@ class MessageStream:
     # -- time limits, failure, closing ------------------------------------------------------
 
     async def _within(self, awaitable: Awaitable[T]) -> T:
-        """Await within the idle limit and the total deadline, whichever is nearer.
-
-        Bytes arriving on the connection (keep-alive comments too) push the idle limit back.
-        """
-        with anyio.CancelScope(deadline=self._wait_deadline()) as scope:
-            self._idle_scope = scope
-            try:
-                return await awaitable
-            finally:
-                self._idle_scope = None
-        raise self._expired("stream-idle")
+        """Await within the total deadline (the connection keeps the idle limit of its own
+        waits)."""
+        if self._deadline == math.inf:
+            return await awaitable  # a cancel scope per event costs more than decoding it
+        with anyio.CancelScope(deadline=self._deadline):
+            return await awaitable
+        raise self._expired("deadline")
 
     def _expired(self, which: str) -> A2ATimeoutError:
         """The time limit that ended a wait: the total deadline if it passed, else ``which``."""
@@ -454,16 +440,6 @@ class MessageStream:
             events=self.events,
             **self._context,
         )
-
-    def _wait_deadline(self) -> float:
-        if self.idle_timeout is None:
-            return self._deadline
-        return min(anyio.current_time() + self.idle_timeout, self._deadline)
-
-    def _touch(self) -> None:
-        """Bytes arrived while waiting: the idle limit counts from now."""
-        if self._idle_scope is not None and self.idle_timeout is not None:
-            self._idle_scope.deadline = self._wait_deadline()
 
     def _raise(self, exc: BaseException) -> NoReturn:
         """Raise what ended the stream: ``exc``, or when it leaves out where it happened or

@@ -15,6 +15,7 @@ from anyio.from_thread import start_blocking_portal
 
 from a2a_anyio import A2AProtocolError, A2ATimeoutError, InvalidParamsError, SyncA2AClient
 from a2a_anyio.testing import AgentError, FakeAgent
+from tests.unit._support import on_mock_clock
 
 from ._helpers import client_for, connect, read_sse, rpc, rpc_body
 
@@ -104,9 +105,8 @@ async def test_an_error_event_is_the_calls_typed_error(mode: str) -> None:
     assert info.value.request_id == agent.requests_for("call")[0].body["id"]
 
 
-async def test_a_streamed_call_that_falls_silent_ends_at_the_idle_limit() -> None:
-    # Over real sockets: the idle limit is httpx's read timeout on the client's own
-    # connections, which a virtual clock does not drive; 0.3 s of real time.
+def stalling_agent() -> FakeAgent:
+    """Serves ``ext/stall``: one event, then a stream held open in silence."""
     agent = FakeAgent()
     stalled = anyio.Event()
 
@@ -116,13 +116,33 @@ async def test_a_streamed_call_that_falls_silent_ends_at_the_idle_limit() -> Non
         await stalled.wait()  # never set: the server holds the stream open, silent
         yield {"done": True}
 
+    return agent
+
+
+async def test_a_streamed_call_that_falls_silent_ends_at_the_idle_limit() -> None:
+    # Over real sockets: the idle limit is httpx's read timeout on the client's own
+    # connections, which a virtual clock does not drive; 0.3 s of real time.
     seen: list[Any] = []
-    async with client_for(agent, "served", idle_timeout=0.3) as client:
+    async with client_for(stalling_agent(), "served", idle_timeout=0.3) as client:
         with pytest.raises(A2ATimeoutError) as caught:
             await client.call("ext/stall", None, on_event=seen.append, timeout=None)
     assert seen == [{"started": True}]
     assert caught.value.timeout == "stream-idle"
     assert "timeout" in caught.value.message
+
+
+@on_mock_clock()
+async def test_a_silent_streamed_call_ends_at_the_idle_limit_through_an_injected_client() -> None:
+    # An injected client's transport (here the agent's in-process one) may not bound its
+    # reads: the connection keeps the idle limit with a cancel scope of its own.
+    seen: list[Any] = []
+    async with client_for(stalling_agent(), "inproc", idle_timeout=30) as client:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError) as caught:
+            await client.call("ext/stall", None, on_event=seen.append, timeout=None)
+    assert anyio.current_time() - start == pytest.approx(30)
+    assert seen == [{"started": True}]
+    assert caught.value.timeout == "stream-idle" and caught.value.method == "ext/stall"
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])

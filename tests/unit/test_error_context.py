@@ -754,17 +754,17 @@ async def test_a_stream_that_ends_early_says_where_and_what_came_before() -> Non
 
 
 @on_mock_clock()
-async def test_a_stream_time_limit_is_built_once_with_everything() -> None:
+async def test_a_stream_time_limit_says_everything_and_comes_from_the_connection() -> None:
     agent = _stream_agent(lambda req_id: [rpc_result(req_id, {"task": V1_TASK})], hang=True)
     async with stream_client(agent, idle_timeout=5) as client:
         with pytest.raises(A2ATimeoutError) as info:
             await drain(client.stream_message("x"))
     err = info.value
-    assert err.__cause__ is None and err.timeout == "stream-idle"
+    assert err.timeout == "stream-idle"
     assert [type(e) for e in err.events] == [Task]
-    assert (err.agent, err.method, err.operation, err.request_id) == (
-        RPC_URL,
-        "SendStreamingMessage",
-        "stream",
-        1,
-    )
+    where = (RPC_URL, "SendStreamingMessage", "stream", 1)
+    assert (err.agent, err.method, err.operation, err.request_id) == where
+    # The connection's own error, as it was built: the stream adds the events it delivered.
+    idle = err.__cause__
+    assert isinstance(idle, A2ATimeoutError) and idle.timeout == "stream-idle"
+    assert idle.events == [] and (idle.agent, idle.method, idle.operation, idle.request_id) == where
