@@ -15,10 +15,12 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import pytest
 
 from tests.interop.conftest import (  # noqa: F401
@@ -76,6 +78,11 @@ def cli(
         stdin=subprocess.DEVNULL,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+async def run(backend: str, *args: str) -> Run:
+    """``cli`` in a worker thread, on ``backend``: the test's loop serves the agent meanwhile."""
+    return await anyio.to_thread.run_sync(partial(cli, "--backend", backend, *args))
 
 
 def closed_port() -> int:

@@ -23,7 +23,7 @@ from a2a_anyio.testing import FakeAgent, SkillContext, artifact, status
 from a2a_anyio.testing._skills import Emit
 
 from ._pty import run_in_pty
-from .conftest import RAW_NAME, RAW_TEXT, Run, clean_env, cli
+from .conftest import RAW_NAME, RAW_TEXT, Run, clean_env, cli, run
 
 pytestmark = pytest.mark.anyio
 
@@ -74,10 +74,6 @@ def strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in strings(v)]
     return [value] if isinstance(value, str) else []
-
-
-async def run(backend: str, *args: str) -> Run:
-    return await anyio.to_thread.run_sync(partial(cli, "--backend", backend, *args))
 
 
 def assert_inert(run: Run, shown: tuple[str, ...] = SHOWN) -> None:

@@ -237,16 +237,19 @@ class Shapes:
         out["artifact"] = self.encode_artifact(event.artifact)
         return put(out, append=event.append, lastChunk=event.last_chunk, metadata=event.metadata)
 
-    def encode_stream_response(self, event: StreamEvent) -> JSONDict:
+    def encode_stream_response(
+        self, event: StreamEvent, write: Callable[[StreamEvent], JSONDict] | None = None
+    ) -> JSONDict:
         """A ProtoJSON ``StreamResponse`` (a send result too): one of task, message,
-        statusUpdate, artifactUpdate."""
+        statusUpdate, artifactUpdate, holding ``event`` as ``write`` writes it (by default,
+        this dialect's encoder of its class)."""
         if isinstance(event, TaskArtifactUpdateEvent):
-            return {"artifactUpdate": self.encode_artifact_update(event)}
+            return {"artifactUpdate": (write or self.encode_artifact_update)(event)}
         if isinstance(event, TaskStatusUpdateEvent):
-            return {"statusUpdate": self.encode_status_update(event)}
+            return {"statusUpdate": (write or self.encode_status_update)(event)}
         if isinstance(event, Task):
-            return {"task": self.encode_task(event)}
-        return {"message": self.encode_message(event)}
+            return {"task": (write or self.encode_task)(event)}
+        return {"message": (write or self.encode_message)(event)}
 
 
 def decode_page(value: Any, decode_task: Callable[[Any], Task]) -> TaskPage:

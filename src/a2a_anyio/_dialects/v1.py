@@ -81,6 +81,7 @@ decode_status_update = _SHAPES.decode_status_update
 encode_status_update = _SHAPES.encode_status_update
 decode_artifact_update = _SHAPES.decode_artifact_update
 encode_artifact_update = _SHAPES.encode_artifact_update
+encode_stream_response = _SHAPES.encode_stream_response
 
 
 def decode_stream_response(value: Any) -> StreamEvent:

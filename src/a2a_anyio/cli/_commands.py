@@ -163,7 +163,7 @@ async def send(ctx: Context) -> int:
             message, blocking=waiting, timeout=a.timeout or None, **options
         )
     if ctx.p.json_mode:
-        (ctx.p.jsonl if a.stream else ctx.p.json)(r.send_response(result))
+        (ctx.p.jsonl if a.stream else ctx.p.json)(r.response(result))
     else:
         r.print_result(ctx.p, result, resume=ctx.resume_hint(target))
     _outcome(ctx, result)
@@ -187,7 +187,7 @@ async def _follow(ctx: Context, target: Target, stream: MessageStream) -> int:
                     last = event
                     row.apply(event)
                     if p.json_mode:
-                        p.jsonl(r.stream_response(event))
+                        p.jsonl(r.response(event))
                     elif not p.rich:
                         r.print_event(p, event)
     except Exception as exc:
@@ -249,7 +249,7 @@ async def task_list(ctx: Context) -> int:
     state = TaskState(a.state) if a.state else None
     page = await client.list_tasks(a.context_id, a.limit, a.cursor, status=state)
     if ctx.p.json_mode:
-        ctx.p.json(r.page_wire(page))
+        ctx.p.json(r.wire(page))
         return OK
     if not page.tasks:
         ctx.p.note("no tasks")

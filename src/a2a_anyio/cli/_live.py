@@ -42,7 +42,6 @@ class AgentRow:
         self.task_id: str | None = None
         self.context_id: str | None = None
         self.artifacts: dict[str, tuple[str, str]] = {}  # id -> (name, text)
-        self.streamed = False  # events were folded: the result's raw is stale
         self.spinner = Spinner("dots")
         self.result: Task | Message | None = None
         self.failure: Failure | None = None
@@ -77,11 +76,9 @@ class AgentRow:
             self.state, self.style = "message", "green"
             self.latest = parts_text(event.parts)
         elif isinstance(event, TaskStatusUpdateEvent):
-            self.streamed = True
             self.task_id = self.task_id or event.task_id
             self._status(event.status)
         elif isinstance(event, TaskArtifactUpdateEvent):
-            self.streamed = True
             art = event.artifact
             name, old = self.artifacts.get(art.artifact_id, (art.name or art.artifact_id, ""))
             text = (old if event.append else "") + parts_text(art.parts)

@@ -88,7 +88,7 @@ async def fan_out(ctx: Context) -> int:
         def on_event(event: StreamEvent) -> None:
             row.apply(event)
             if p.json_mode and a.stream:
-                p.jsonl({"agent": row.name, "event": r.stream_response(event)})
+                p.jsonl({"agent": row.name, "event": r.response(event)})
             elif a.stream and not p.rich:
                 latest = r.one_line(row.latest, 80)
                 p.line(f"{row.name}: {row.state}" + (f": {latest}" if latest else ""))
@@ -147,9 +147,7 @@ def _row_json(row: AgentRow) -> dict[str, Any]:
         "agent": row.name,
         "url": row.url,
         "elapsed": round(row.elapsed, 3),
-        "response": (
-            r.send_response(row.result, folded=row.streamed) if row.result is not None else None
-        ),
+        "response": r.response(row.result) if row.result is not None else None,
         "error": row.failure.envelope()["error"] if row.failure else None,
     }
 

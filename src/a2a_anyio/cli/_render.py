@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import IO, Any
 
 from rich.console import Console
@@ -13,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from a2a_anyio._dialects.v1 import encode_message, encode_part
+from a2a_anyio._dialects.v1 import encode_stream_response
 from a2a_anyio._model import (
     AgentCard,
     Artifact,
@@ -48,103 +49,25 @@ STATE_STYLES = {
 
 # -- the wire form of results (json output) ------------------------------------------------
 
-
-def _status_wire(status: TaskStatus) -> JSONDict:
-    if status.raw is not None:
-        return status.raw
-    state = status.wire_state or "TASK_STATE_" + status.state.value.upper().replace("-", "_")
-    out: JSONDict = {"state": state}
-    if status.message is not None:
-        out["message"] = wire(status.message)
-    if status.timestamp:
-        out["timestamp"] = status.timestamp
-    return out
+WireObject = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent | TaskPage
 
 
-def _artifact_wire(artifact: Artifact) -> JSONDict:
-    if artifact.raw is not None:
-        return artifact.raw
-    out: JSONDict = {"artifactId": artifact.artifact_id}
-    if artifact.name:
-        out["name"] = artifact.name
-    if artifact.description:
-        out["description"] = artifact.description
-    out["parts"] = [p.raw if p.raw is not None else encode_part(p) for p in artifact.parts]
-    if artifact.metadata:
-        out["metadata"] = artifact.metadata
-    return out
+def wire(obj: WireObject) -> JSONDict:
+    """The object as the agent sent it (its ``raw`` dict), else as the codec writes it in
+    v1.0 (``to_dict``): a task folded from a stream's events is no one object the agent sent."""
+    raw = obj.raw
+    return raw if raw is not None else obj.to_dict("1.0")
 
 
-def wire(
-    obj: Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, *, folded: bool = False
-) -> JSONDict:
-    """The object as the agent sent it (its ``raw`` dict), else in the v1.0 shape.
-
-    ``folded``: a Task folded from stream events, whose ``raw`` is its first snapshot's, so
-    it is rebuilt from the model (its status and artifacts keep their own wire form).
-    """
-    if obj.raw is not None and not (folded and isinstance(obj, Task)):
-        return obj.raw
-    if isinstance(obj, Message):
-        return encode_message(obj)
-    if isinstance(obj, Task):
-        out: JSONDict = {"id": obj.id, "contextId": obj.context_id}
-        out["status"] = _status_wire(obj.status)
-        if obj.artifacts:
-            out["artifacts"] = [_artifact_wire(a) for a in obj.artifacts]
-        if obj.history:
-            out["history"] = [wire(m) for m in obj.history]
-        if obj.metadata:
-            out["metadata"] = obj.metadata
-        return out
-    if isinstance(obj, TaskStatusUpdateEvent):
-        return {
-            "taskId": obj.task_id,
-            "contextId": obj.context_id,
-            "status": _status_wire(obj.status),
-        }
-    return {
-        "taskId": obj.task_id,
-        "contextId": obj.context_id,
-        "artifact": _artifact_wire(obj.artifact),
-        "append": obj.append,
-        "lastChunk": obj.last_chunk,
-    }
-
-
-def send_response(result: Task | Message, *, folded: bool = False) -> JSONDict:
-    """A SendMessageResponse: ``{"task": ...}`` or ``{"message": ...}``."""
-    return {"task" if isinstance(result, Task) else "message": wire(result, folded=folded)}
-
-
-def stream_response(event: StreamEvent) -> JSONDict:
-    """A StreamResponse: one of task, message, statusUpdate, artifactUpdate."""
-    if isinstance(event, TaskStatusUpdateEvent):
-        return {"statusUpdate": wire(event)}
-    if isinstance(event, TaskArtifactUpdateEvent):
-        return {"artifactUpdate": wire(event)}
-    return send_response(event)
+def response(event: StreamEvent) -> JSONDict:
+    """A SendMessageResponse or StreamResponse (one of task, message, statusUpdate,
+    artifactUpdate) holding ``wire(event)``."""
+    return encode_stream_response(event, wire)
 
 
 def push_config_wire(config: PushNotificationConfig) -> JSONDict:
-    """A push config as the agent sent it, else in the v1.0 shape."""
-    if config.raw is not None:
-        return config.raw
-    out: JSONDict = {"url": config.url}
-    for key, value in (("id", config.id), ("taskId", config.task_id), ("token", config.token)):
-        if value:
-            out[key] = value
-    return out
-
-
-def page_wire(page: TaskPage) -> JSONDict:
-    """A ListTasksResponse."""
-    if page.raw is not None:
-        return page.raw
-    out: JSONDict = {"tasks": [wire(t) for t in page.tasks]}
-    if page.next_cursor:
-        out["nextPageToken"] = page.next_cursor
-    return out
+    """A push config in v1.0 without its token and credentials, which are never printed."""
+    return replace(config, token=None, auth_credentials=None).to_dict("1.0")
 
 
 # -- plain words for objects ----------------------------------------------------------------
