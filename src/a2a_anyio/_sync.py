@@ -33,7 +33,7 @@ from a2a_anyio._model import (
 )
 from a2a_anyio._payloads import Decoder
 from a2a_anyio._stream import MessageStream
-from a2a_anyio._sync_portal import Calls, off_loop, start_portal
+from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
 
 T = TypeVar("T")
 
@@ -125,7 +125,7 @@ class SyncMessageStream:
         return f"<SyncMessageStream {self._stream.method} of {self._stream.agent!r}: {state}>"
 
 
-class SyncA2AClient:
+class SyncA2AClient(Facade):
     """A blocking client for one A2A agent: ``A2AClient`` run on an anyio blocking portal.
 
     ``url`` and ``options`` are those of ``A2AClient``; ``backend`` ("asyncio" or "trio") and
@@ -177,19 +177,6 @@ class SyncA2AClient:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def __enter__(self) -> SyncA2AClient:
-        if self._calls.closed:
-            raise RuntimeError(f"this {self._calls.owner} is closed")
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def close(self) -> None:
         """Close the async client in the portal, then stop the portal; idempotent.
 
@@ -197,14 +184,7 @@ class SyncA2AClient:
         ``RuntimeError``), then the streams left open are closed. A client made by a
         ``SyncAgentPool`` only stops serving: the pool closes the rest.
         """
-        with self._close_lock:
-            if self._calls.closed:
-                return
-            try:
-                self._calls.portal.call(self._shutdown)
-            finally:
-                if self._stack is not None:
-                    self._stack.close()
+        self._close_once()
 
     async def _shutdown(self) -> None:
         if not await self._calls.shut():
@@ -213,11 +193,6 @@ class SyncA2AClient:
             await stream.stream.aclose()
         if self._stack is not None:
             await self._client.close()
-
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` was called."""
-        return self._calls.closed
 
     @property
     def async_client(self) -> A2AClient:

@@ -6,7 +6,6 @@ import functools
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from types import TracebackType
 from typing import Any
 
 from a2a_anyio._client import A2AClient, MessageInput
@@ -14,10 +13,10 @@ from a2a_anyio._fanout import AgentResult
 from a2a_anyio._payloads import Decoder
 from a2a_anyio._pool import AgentPool
 from a2a_anyio._sync import SyncA2AClient
-from a2a_anyio._sync_portal import Calls, off_loop, start_portal
+from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
 
 
-class SyncAgentPool:
+class SyncAgentPool(Facade):
     """A blocking ``AgentPool``: clients for many agents over one connection pool, one portal.
 
     ``options`` are those of ``AgentPool`` (``max_connections``, ``timeout``, ``auth``, ...);
@@ -41,17 +40,12 @@ class SyncAgentPool:
         self.backend = backend
         self._calls = Calls(portal, type(self).__name__, self._pool._tracing)
         self._clients: dict[str, SyncA2AClient] = {}  # changed in the loop's thread only
-        self._lock = threading.Lock()
+        self._close_lock = threading.Lock()
 
     @property
     def async_pool(self) -> AgentPool:
         """The ``AgentPool`` this facade runs (it belongs to the portal's event loop)."""
         return self._pool
-
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` was called."""
-        return self._calls.closed
 
     def register_type(self, key: str, decoder: Decoder) -> None:
         """``AgentPool.register_type``: a payload type for every client of the pool.
@@ -164,13 +158,7 @@ class SyncAgentPool:
 
     def close(self) -> None:
         """Close every client and the pool, then stop the portal; idempotent."""
-        with self._lock:
-            if self._calls.closed:
-                return
-            try:
-                self._calls.portal.call(self._shutdown)
-            finally:
-                self._stack.close()
+        self._close_once()
 
     async def _shutdown(self) -> None:
         if not await self._calls.shut():
@@ -179,19 +167,6 @@ class SyncAgentPool:
         for client in clients:
             await client._shutdown()
         await self._pool.aclose()
-
-    def __enter__(self) -> SyncAgentPool:
-        if self._calls.closed:
-            raise RuntimeError(f"this {self._calls.owner} is closed")
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         closed = " closed" if self.closed else ""

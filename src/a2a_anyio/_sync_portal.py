@@ -6,6 +6,7 @@ import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import ExitStack
+from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
@@ -19,6 +20,53 @@ from a2a_anyio._model import (
 from a2a_anyio._observe import NO_TRACING, Tracing
 
 T = TypeVar("T")
+F = TypeVar("F", bound="Facade")
+
+
+class Facade:
+    """What the sync facades share: their ``Calls``, ``closed``, and ``with`` that closes
+    them once (``_close_once``), whatever thread gets there first."""
+
+    _calls: Calls
+    _stack: ExitStack | None  # the portal, when the facade owns it
+    _close_lock: threading.Lock
+
+    def __enter__(self: F) -> F:
+        if self._calls.closed:
+            raise RuntimeError(f"this {self._calls.owner} is closed")
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the facade; idempotent."""
+        self._close_once()
+
+    def _close_once(self) -> None:
+        """Run ``_shutdown`` in the portal unless closed already, then stop the portal if
+        the facade owns it."""
+        with self._close_lock:
+            if self._calls.closed:
+                return
+            try:
+                self._calls.portal.call(self._shutdown)
+            finally:
+                if self._stack is not None:
+                    self._stack.close()
+
+    async def _shutdown(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._calls.closed
 
 
 class Calls:
