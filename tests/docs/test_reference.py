@@ -79,8 +79,8 @@ def _resolve(package: Any, module: str, name: str) -> Any:
 
 
 def _members(obj: Any) -> Iterator[tuple[str, Any]]:
-    """The public methods and properties a class defines (not inherited, not fields)."""
-    for name, member in obj.members.items():
+    """The public methods and properties of a class, its own and inherited (not fields)."""
+    for name, member in obj.all_members.items():
         if name.startswith("_"):
             continue
         member = member.final_target if member.is_alias else member
