@@ -10,6 +10,7 @@ of at most 64 KiB) is buffered.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import nullcontext
 from types import TracebackType
 
 import anyio
@@ -32,6 +33,8 @@ Resend = tuple[str, str, bytes | None]
 _BOM = b"\xef\xbb\xbf"
 #: Every way a blank line (the end of an event) can be spelled with CR, LF and CRLF.
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
+#: A wait with no limit of ours: httpx's read timeout keeps the idle limit, or there is none.
+_UNSCOPED = nullcontext()
 
 
 def oversize(url: str, limit: int, context: ErrorContext) -> A2AProtocolError:
@@ -141,9 +144,7 @@ class SSEConnection:
         base = self._transport.client.timeout
         read = idle if by_transport else None
         timeout = httpx.Timeout(connect=base.connect, read=read, write=base.write, pool=base.pool)
-        if not self._scoped:
-            return await self._open(timeout)
-        with self._idle_scope():
+        with self._idle_scope() if self._scoped else _UNSCOPED:
             try:
                 return await self._open(timeout)
             finally:
@@ -225,14 +226,26 @@ class SSEConnection:
         """The data of the next event that carries some (comments and empty events skipped);
         None at the end of the body. ``A2ATimeoutError`` when no bytes come within the idle
         limit."""
-        if not self._scoped:
-            return await self._next_event()
-        with self._idle_scope():
+        events = self._events
+        if events is None:
+            return None
+        with self._idle_scope() if self._scoped else _UNSCOPED:
             try:
-                return await self._next_event()
+                while True:
+                    try:
+                        event = await events.__anext__()
+                    except StopAsyncIteration:
+                        return None
+                    data = event.data
+                    if len(data) > self._max_event_bytes:  # one that came whole in one chunk
+                        raise self._oversize()
+                    if data:
+                        return data
+            except HTTPX_ERRORS as exc:
+                raise self._error(exc) from exc
             finally:
                 self._read_scope = None
-        raise self._idle_expired()
+        raise self._idle_expired()  # only a scope of ours ends the block without a return
 
     def _idle_scope(self) -> anyio.CancelScope:
         """A scope that ends the wait at the idle limit; bytes arriving push it back."""
@@ -254,24 +267,6 @@ class SSEConnection:
             timeout="stream-idle",
             **self._context,
         )
-
-    async def _next_event(self) -> str | None:
-        events = self._events
-        if events is None:
-            return None
-        try:
-            while True:
-                try:
-                    event = await events.__anext__()
-                except StopAsyncIteration:
-                    return None
-                data = event.data
-                if len(data) > self._max_event_bytes:  # one that came whole in one chunk
-                    raise self._oversize()
-                if data:
-                    return data
-        except HTTPX_ERRORS as exc:
-            raise self._error(exc) from exc
 
     def _oversize(self) -> A2AProtocolError:
         return oversize(self.url, self._max_event_bytes, self._context)

@@ -356,7 +356,10 @@ class MessageStream:
         if self._conn is None:
             return None
         assert self._decode is not None
-        data = await self._within(self._conn.next_event())
+        if self._deadline == math.inf:
+            data = await self._conn.next_event()  # a scope per event costs more than decoding it
+        else:
+            data = await self._within(self._conn.next_event())
         if data is None:
             return None
         self._size = len(data)
@@ -425,7 +428,7 @@ class MessageStream:
         """Await within the total deadline (the connection keeps the idle limit of its own
         waits)."""
         if self._deadline == math.inf:
-            return await awaitable  # a cancel scope per event costs more than decoding it
+            return await awaitable
         with anyio.CancelScope(deadline=self._deadline):
             return await awaitable
         raise self._expired("deadline")
