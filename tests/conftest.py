@@ -9,12 +9,15 @@ fails the test (``with_context`` makes a new error instead).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from a2a_anyio import A2AClientError
 from tests.unit._support import anyio_backend_for
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -31,3 +34,29 @@ def _write_once(error: A2AClientError, name: str, value: Any) -> None:
 @pytest.fixture(autouse=True)
 def _errors_are_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(A2AClientError, "__setattr__", _write_once)
+
+
+_exporter: list[InMemorySpanExporter] = []
+
+
+@pytest.fixture
+def spans() -> InMemorySpanExporter:
+    """The spans finished in the test: an exporter added once to the global tracer provider
+    (set here, unless something set one before: it can be set only once). OpenTelemetry is
+    imported by the tests that trace, not by every test."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    if not _exporter:
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            provider = TracerProvider()
+            trace.set_tracer_provider(provider)
+        exporter = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        _exporter.append(exporter)
+    [exporter] = _exporter
+    exporter.clear()
+    return exporter

@@ -12,6 +12,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 
+from a2a_anyio._errors import shown
+
 #: What a request may say it accepts: the codings decoded here (not br or zstd).
 ACCEPT_ENCODING = "gzip, deflate"
 #: The most decoded bytes one step makes.
@@ -42,7 +44,7 @@ def codings(header: str) -> list[str]:
     names = [c for c in names if c not in ("", "identity")]
     unknown = [c for c in names if c not in _WBITS]
     if unknown:
-        raise UndecodableBody(f"unsupported Content-Encoding {unknown[0]!r}", unsupported=True)
+        raise UndecodableBody(f"unsupported Content-Encoding {shown(unknown[0])}", unsupported=True)
     if len(names) > MAX_CODINGS:
         raise UndecodableBody(f"more than {MAX_CODINGS} content codings", unsupported=True)
     return names

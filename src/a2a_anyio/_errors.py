@@ -5,6 +5,7 @@ Misuse (a bad argument, a closed client reused) raises ``ValueError`` / ``Runtim
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
@@ -438,7 +439,22 @@ def rpc_error(
     return cls(text, **kwargs)
 
 
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, ``...`` ending what was cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def shown(value: object, limit: int = 64) -> str:
-    """A value a server sent, for an error message: its repr, cut short."""
-    as_repr = repr(value)
-    return as_repr if len(as_repr) <= limit else as_repr[: limit - 3] + "..."
+    """A value a server (or a file) sent, for an error message: its repr, cut short. Only
+    the first levels and members of a container are written (a YAML alias bomb holds 10**9
+    leaves), and an int past Python's digit limit is named, not written."""
+    if isinstance(value, str):
+        as_repr = repr(value[:limit])
+    else:
+        brief = reprlib.Repr()
+        brief.maxlevel, brief.maxstring, brief.maxother = 3, limit, limit
+        try:
+            as_repr = brief.repr(value)
+        except ValueError:  # int digits past sys.get_int_max_str_digits()
+            as_repr = f"<{type(value).__name__} with a number too long to write>"
+    return clipped(as_repr, limit)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import NamedTuple, TypeVar
 
-from a2a_anyio._errors import ErrorContext
+from a2a_anyio._errors import ErrorContext, clipped
 
 T = TypeVar("T")
 #: What a span attribute or event attribute may hold.
@@ -25,16 +25,39 @@ LOGGER = logging.getLogger("a2a_anyio")
 
 #: Words that mark a header or query parameter name as one holding a secret.
 SENSITIVE_WORDS = ("token", "secret", "key", "auth", "pass", "session", "cookie", "signature")
+#: The most characters of one text (a message, a URL, an id) a record or a span attribute
+#: gets: what a server sends can be as long as its answer.
+MAX_SHOWN = 1024
 # Patterns, compiled by ``re`` (and cached there) when first used: errors, retries and
-# debug records need them, a call that goes well does not.
+# debug records need them, a call that goes well does not. Each is matched in time linear
+# in the text (a server's): a query parameter's name ends at the next "?" or "&".
 _USERINFO = r"(?<=://)[^/?#@\s]*@"
-_SECRET_QUERY = rf"(?i)([?&][^=&#\s]*(?:{'|'.join(SENSITIVE_WORDS)})[^=&#\s]*=)[^&#\s]*"
+_QUERY_NAME = r"[?&]([^=&#?\s]*)="
+_VALUE_END = r"[&#\s]"
 
 
-def redacted(text: str) -> str:
-    """``text`` (a URL, or a message quoting URLs) without the userinfo of its URLs, and
-    with ``***`` for each query value whose parameter name suggests a secret."""
-    return re.sub(_SECRET_QUERY, r"\1***", re.sub(_USERINFO, "", text))
+def redacted(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` (a URL, or a message quoting URLs) without the userinfo of its URLs, with
+    ``***`` for each query value whose parameter name suggests a secret, and cut to
+    ``limit`` characters."""
+    text = re.sub(_USERINFO, "", text)
+    kept: list[str] = []
+    done = 0  # where the text after the last hidden value starts
+    for name in re.finditer(_QUERY_NAME, text):
+        lowered = name.group(1).lower()
+        if name.start() < done or not any(word in lowered for word in SENSITIVE_WORDS):
+            continue
+        end = re.compile(_VALUE_END).search(text, name.end())
+        kept += (text[done : name.end()], "***")
+        done = len(text) if end is None else end.start()
+    kept.append(text[done:])
+    return bounded("".join(kept), limit)
+
+
+def bounded(text: str, limit: int = MAX_SHOWN) -> str:
+    """A server's text (an id) as a record or a span attribute holds it: cut to ``limit``
+    characters."""
+    return clipped(text, limit)
 
 
 def about(context: ErrorContext) -> str:

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from a2a_anyio._errors import A2AProtocolError, ErrorContext
+from a2a_anyio._errors import A2AProtocolError, ErrorContext, clipped
 from a2a_anyio._model import (
     Artifact,
     DataPart,
@@ -28,6 +28,8 @@ from a2a_anyio._model import (
 #: What turns a JSON value into the user's type: a dataclass (built with ``T(**value)``), a
 #: pydantic model (``T.model_validate(value)``), or any callable of the value.
 Decoder = Callable[..., Any]
+#: The most characters of a decoder's error an A2AProtocolError's message quotes.
+_MAX_WHY = 300
 
 
 def build(decoder: Decoder, value: Any) -> Any:
@@ -107,9 +109,8 @@ def _decoded(decoder: Decoder, value: Any, what: str, context: ErrorContext) -> 
     try:
         return build(decoder, value)
     except Exception as exc:
-        raise A2AProtocolError(
-            f"{what} does not fit {_name(decoder)}: {type(exc).__name__}: {exc}", **context
-        ) from exc
+        why = clipped(f"{type(exc).__name__}: {exc}", _MAX_WHY)  # it may quote the value
+        raise A2AProtocolError(f"{what} does not fit {_name(decoder)}: {why}", **context) from exc
 
 
 def _data_parts(value: Any) -> Iterator[DataPart]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from a2a_anyio._errors import shown
 from a2a_anyio._http import check_url
 from a2a_anyio._registry_entry import VAR, AgentEntry, AgentRegistryError, header_fault
 
@@ -63,7 +64,7 @@ def parse_text(text: str, path: Path) -> Any:
                 ) from exc
         try:
             return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except ValueError as exc:  # TOMLDecodeError, or an int past Python's digit limit
             raise AgentRegistryError(f"not valid TOML: {exc}", path=str(path)) from exc
         except RecursionError:
             raise AgentRegistryError("not valid TOML: nested too deep", path=str(path)) from None
@@ -77,6 +78,8 @@ def parse_text(text: str, path: Path) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise AgentRegistryError(f"not valid YAML: {_yaml_problem(exc)}", path=str(path)) from exc
+    except ValueError as exc:  # a value its type refuses: 2001-13-45, !!int x, 5000 digits
+        raise AgentRegistryError(f"not valid YAML: {exc}", path=str(path)) from exc
     except RecursionError:
         raise AgentRegistryError("not valid YAML: nested too deep", path=str(path)) from None
 
@@ -246,7 +249,7 @@ class Parser:
             value = d["path"]
             if not isinstance(value, str) or not _PATH.match(value):
                 raise self.error(
-                    f"must be a URL path starting with '/' (e.g. /cstp), not {value!r}",
+                    f"must be a URL path starting with '/' (e.g. /cstp), not {shown(value)}",
                     where,
                     "path",
                 )
@@ -255,7 +258,9 @@ class Parser:
             value = d["token_env"]
             if not isinstance(value, str) or not _ENV_NAME.match(value):
                 raise self.error(
-                    f"must be an environment variable's name, not {value!r}", where, "token_env"
+                    f"must be an environment variable's name, not {shown(value)}",
+                    where,
+                    "token_env",
                 )
             out["token_env"] = value
         for key in ("headers", "cookies"):
@@ -274,17 +279,18 @@ class Parser:
                 out[key] = table
         if "protocol" in d:
             value = d["protocol"]
-            norm = _PROTOCOLS.get(str(value).strip().lower()) if value is not None else None
+            spelled = shown(value) if isinstance(value, (int, float)) else value  # 1.0, 1
+            norm = _PROTOCOLS.get(spelled.strip().lower()) if isinstance(spelled, str) else None
             if norm is None or isinstance(value, bool):
                 raise self.error(
-                    f"must be auto, 1.0, 0.3, 0.2 or legacy, not {value!r}", where, "protocol"
+                    f"must be auto, 1.0, 0.3, 0.2 or legacy, not {shown(value)}", where, "protocol"
                 )
             out["protocol"] = norm
         if "binding" in d:
             value = d["binding"]
             norm = _BINDINGS.get(str(value).strip().lower()) if isinstance(value, str) else None
             if norm is None:
-                raise self.error(f"must be jsonrpc or rest, not {value!r}", where, "binding")
+                raise self.error(f"must be jsonrpc or rest, not {shown(value)}", where, "binding")
             out["binding"] = norm
         if "timeout_seconds" in d:
             value = d["timeout_seconds"]
@@ -295,7 +301,7 @@ class Parser:
                 or value <= 0
             ):
                 raise self.error(
-                    f"must be a positive number of seconds (or null for none), not {value!r}",
+                    f"must be a positive number of seconds (or null for none), not {shown(value)}",
                     where,
                     "timeout_seconds",
                 )
@@ -305,7 +311,7 @@ class Parser:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise self.error(
                     f"must be a whole number of tries in all, 1 or more (1: no retry), "
-                    f"not {value!r}",
+                    f"not {shown(value)}",
                     where,
                     "retries",
                 )
@@ -314,7 +320,9 @@ class Parser:
             value = d["verify"]
             if not isinstance(value, (bool, str)) or value == "":
                 raise self.error(
-                    f"must be true, false or a CA bundle's path, not {value!r}", where, "verify"
+                    f"must be true, false or a CA bundle's path, not {shown(value)}",
+                    where,
+                    "verify",
                 )
             if isinstance(value, str) and value.strip().lower() in _BOOLEAN_WORDS:
                 raise self.error(

@@ -28,7 +28,7 @@ from a2a_anyio._errors import (
 from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
-from a2a_anyio._observe import NO_SPAN, Observer, Span, redacted
+from a2a_anyio._observe import NO_SPAN, Observer, Span, bounded, redacted
 from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
@@ -375,13 +375,13 @@ class MessageStream:
         await self._drop_connection()
         cut = action.error  # None: a follow-up's start, at once
         if cut is None:
-            self._observer.logger.debug("following task %s up: re-attaching", task_id)
+            self._observer.logger.debug("following task %s up: re-attaching", bounded(task_id))
         else:
             self._observer.happened(
                 "a2a.resume",
                 {"attempt": action.attempt, "error.type": type(cut).__name__},
                 "re-attaching to task %s (attempt %d): %s: %s",
-                task_id, action.attempt, type(cut).__name__, redacted(cut.message),
+                bounded(task_id), action.attempt, type(cut).__name__, redacted(cut.message),
             )  # fmt: skip
             if _retry.delays_enabled():
                 await self._within(anyio.sleep(self._retry.delay(action.attempt, cut)))
@@ -401,7 +401,7 @@ class MessageStream:
         await self._drop_connection()
         if action.attempt == 1:  # the first poll is the one after a refused re-attach
             self._observer.happened(
-                "a2a.poll", {}, "polling task %s: the agent refused to re-attach", task_id
+                "a2a.poll", {}, "polling task %s: the agent refused to re-attach", bounded(task_id)
             )
             if self.idle_timeout is not None and self._follows is None:
                 self._poll_deadline = anyio.current_time() + self.idle_timeout

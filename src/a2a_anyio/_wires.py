@@ -178,7 +178,7 @@ def card_candidates(
         out += [codec, *codec.variants()]
     if not out:
         raise A2ADiscoveryError(
-            f"agent {card.name!r} offers no interface URL this client can call: "
+            f"agent {shown(card.name)} offers no interface URL this client can call: "
             + "; ".join(unusable),
             agent=agent,
             operation="card",

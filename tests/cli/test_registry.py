@@ -272,6 +272,14 @@ def test_a_missing_variable_names_itself_the_file_the_entry_and_the_field(tmp_pa
         ("agents: 3", ["agents", "list or a mapping"]),
         ("- just\n- a list", ["must hold a mapping"]),
         ("agents: [name: a", ["not valid YAML"]),
+        # values PyYAML reads into types that refuse them
+        (
+            "agents: [{name: a, url: http://a.test, timeout_seconds: 2001-13-45}]",
+            ["not valid YAML", "month must be in 1..12"],
+        ),
+        ("agents: [{name: a, url: http://a.test, retries: !!int x}]", ["not valid YAML"]),
+        (f"defaults: {{retries: {'9' * 5000}}}", ["not valid YAML", "4300 digits"]),
+        (f"agents: {'[' * 2000}{']' * 2000}", ["not valid YAML", "nested too deep"]),
     ],
 )
 def test_validation_errors_name_the_file_the_entry_and_the_field(
@@ -286,9 +294,32 @@ def test_validation_errors_name_the_file_the_entry_and_the_field(
         assert part in msg, msg
 
 
+#: An alias bomb: 9 lists, the last of them 10**8 strings, written in a few hundred bytes.
+ALIAS_BOMB = (
+    "[&a0 [x, x, x, x, x, x, x, x, x, x], "
+    + ", ".join(f"&a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9))
+    + "]"
+)
+
+
+@pytest.mark.parametrize(
+    "field", ["path", "token_env", "protocol", "binding", "timeout_seconds", "retries", "verify"]
+)
+def test_an_alias_bomb_in_a_field_is_refused_at_once_and_quoted_short(
+    tmp_path: Path, field: str
+) -> None:
+    text = f"agents:\n  - name: a\n    url: http://a.test\n    {field}: {ALIAS_BOMB}\n"
+    with pytest.raises(AgentRegistryError) as info:
+        AgentRegistry.from_file(write(tmp_path, "agents.yaml", text))
+    assert info.value.field == field
+    assert len(info.value.message) < 300
+
+
 def test_toml_errors_and_the_mapping_form(tmp_path: Path) -> None:
     with pytest.raises(AgentRegistryError, match="not valid TOML"):
         AgentRegistry.from_file(write(tmp_path, "bad.toml", "agents = [\n"))
+    with pytest.raises(AgentRegistryError, match=r"not valid TOML: .*4300 digits"):
+        AgentRegistry.from_file(write(tmp_path, "big.toml", f"defaults.retries = {'9' * 5000}"))
     reg = AgentRegistry.from_file(
         write(
             tmp_path,

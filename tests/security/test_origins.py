@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from a2a_anyio import A2AClient, A2ADiscoveryError, A2AHTTPError, Task
+from a2a_anyio import A2AClient, A2ADiscoveryError, A2AHTTPError, MethodNotFoundError, Task
 from a2a_anyio.testing import FakeAgent, serve_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
@@ -98,9 +98,11 @@ async def test_a_redirect_elsewhere_is_followed_without_credentials() -> None:
             task = await c.send_message("hello")
             async with c.stream_message("stream too") as stream:
                 await stream.result()
+            with pytest.raises(MethodNotFoundError):  # a call that may stream
+                await c.call("ext/none", on_event=lambda _: None)
         assert isinstance(task, Task)
         assert seen["rpc"][0]["authorization"] == SECRET  # the user's origin
-        assert len(elsewhere.requests) == 2
+        assert len(elsewhere.requests) == 3
         assert leaked(elsewhere) == []
 
 

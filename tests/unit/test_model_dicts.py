@@ -531,6 +531,16 @@ def test_from_dict_takes_any_mapping() -> None:
 # -- bad input -----------------------------------------------------------------------------------
 
 
+def nested(depth: int) -> list[Any]:
+    """A list in a list... ``depth`` deep: more than ``repr`` can write."""
+    outer: list[Any] = []
+    inner = outer
+    for _ in range(depth):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
 @pytest.mark.parametrize(
     ("cls", "data"),
     [
@@ -553,11 +563,16 @@ def test_from_dict_takes_any_mapping() -> None:
         (AgentSkill, {"id": "s", "tags": "fun"}),
         (AgentProvider, {"organization": 7}),
         (SecurityScheme, {"type": "http", "scheme": ["bearer"]}),
+        # values no JSON text holds, quoted short in the message
+        (DataPart, {"kind": nested(10_000)}),
+        (DataPart, {"kind": 10**5000}),
+        (Task, {"id": 10**5000, "status": {"state": "TASK_STATE_WORKING"}}),
     ],
 )
 def test_bad_input_is_a_protocol_error(cls: type[Any], data: Any) -> None:
-    with pytest.raises(A2AProtocolError):
+    with pytest.raises(A2AProtocolError) as info:
         cls.from_dict(data)
+    assert len(info.value.message) < 200
 
 
 def test_a_bad_card_is_a_discovery_error_as_when_fetched() -> None:

@@ -13,8 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from opentelemetry import context, propagate, trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanContext, SpanKind, StatusCode
 
@@ -35,24 +34,6 @@ from ._support import BASE, on_mock_clock
 from .test_logging import client_of, script_agent, slow_agent
 
 BACKENDS = pytest.mark.parametrize("backend", ["asyncio", "trio"])
-_exporter: list[InMemorySpanExporter] = []
-
-
-@pytest.fixture
-def spans() -> InMemorySpanExporter:
-    """The spans finished in the test: an exporter added once to the global tracer provider
-    (set here, unless something set one before: it can be set only once)."""
-    if not _exporter:
-        provider = trace.get_tracer_provider()
-        if not isinstance(provider, TracerProvider):
-            provider = TracerProvider()
-            trace.set_tracer_provider(provider)
-        exporter = InMemorySpanExporter()
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        _exporter.append(exporter)
-    [exporter] = _exporter
-    exporter.clear()
-    return exporter
 
 
 def ids(span: ReadableSpan) -> SpanContext:

@@ -15,6 +15,7 @@ from a2a_anyio._errors import (
     InvalidRequestError,
     ParseError,
     rpc_error,
+    shown,
 )
 
 RequestId = int | str
@@ -96,7 +97,7 @@ def unwrap(
         resp_id = value.get("id")
         if resp_id is not None and not _same_id(resp_id, expected_id):
             raise A2AProtocolError(
-                f"JSON-RPC response id {resp_id!r} != request id {expected_id!r}", **where
+                f"JSON-RPC response id {shown(resp_id)} != request id {expected_id!r}", **where
             )
         err = value["error"]
         if not isinstance(err, dict):
@@ -113,7 +114,8 @@ def unwrap(
         raise A2AProtocolError("JSON-RPC response has neither result nor error", **where)
     if not _same_id(value.get("id"), expected_id):
         raise A2AProtocolError(
-            f"JSON-RPC response id {value.get('id')!r} != request id {expected_id!r}", **where
+            f"JSON-RPC response id {shown(value.get('id'))} != request id {expected_id!r}",
+            **where,
         )
     # A null result may be left out entirely (the a2a-sdk v0.3 layer does so on delete).
     return value.get("result")

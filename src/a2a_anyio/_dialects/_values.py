@@ -92,7 +92,10 @@ def required_id(d: JSONDict, camel: str, snake: str | None, what: str) -> str:
     if isinstance(v, str) and v:
         return v
     if isinstance(v, int) and not isinstance(v, bool):
-        return str(v)
+        try:
+            return str(v)
+        except ValueError:  # more digits than Python writes (a dict's, not JSON's)
+            bad(f"{what} has an {camel} too long to write")
     bad(f"{what} has no {camel}")
 
 

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import decode_page, encode_page
 from a2a_anyio._dialects.ops import Cancel, ListTasks, PushRef, Send, SendConfig, TaskRef
+from a2a_anyio._errors import shown
 from a2a_anyio._model import (
     AgentCard,
     JSONDict,
@@ -166,7 +167,7 @@ class Dialect(ABC):
         wire = d.get("status")
         state = v.state(wire) if wire else None
         if state is TaskState.UNKNOWN and wire not in ("TASK_STATE_UNSPECIFIED", "unknown"):
-            v.bad(f"unknown task state {wire!r}")
+            v.bad(f"unknown task state {shown(wire)}")
         include = d.get("includeArtifacts")
         return ListTasks(
             v.text(d, "contextId") or None,

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import put
-from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError
+from a2a_anyio._errors import A2ADiscoveryError, A2AProtocolError, shown
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -43,7 +43,7 @@ def parse_card(value: Any) -> AgentCard:
         interfaces = _interfaces(value)
         if not interfaces:
             raise A2ADiscoveryError(
-                f"agent card {name!r} lists no endpoint (no url, no interfaces)"
+                f"agent card {shown(name)} lists no endpoint (no url, no interfaces)"
             )
         return AgentCard(
             name=name,
@@ -65,7 +65,7 @@ def parse_card(value: Any) -> AgentCard:
             raw=value,
         )
     except A2AProtocolError as exc:
-        raise A2ADiscoveryError(f"agent card {name!r} is malformed: {exc.message}") from exc
+        raise A2ADiscoveryError(f"agent card {shown(name)} is malformed: {exc.message}") from exc
 
 
 def _version(raw: Any) -> str | None:
@@ -412,7 +412,7 @@ def candidates(
     if not out:
         offered = ", ".join(f"{i.binding} {i.protocol_version or '?'}" for i in card.interfaces)
         raise A2ADiscoveryError(
-            f"agent {card.name!r} offers no interface for protocol {protocol!r} over "
+            f"agent {shown(card.name)} offers no interface for protocol {protocol!r} over "
             f"{'/'.join(bindings)} (it offers: {offered or 'nothing'})"
         )
     return out

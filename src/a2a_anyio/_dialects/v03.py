@@ -8,6 +8,7 @@ from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import Shapes, put
 from a2a_anyio._dialects.base import Dialect
 from a2a_anyio._dialects.ops import PushRef, Send, SendConfig, TaskRef
+from a2a_anyio._errors import shown
 from a2a_anyio._model import (
     DataPart,
     FilePart,
@@ -56,7 +57,7 @@ def decode_part(value: Any) -> Part:
             # The mark is wire-only (the SDK pops it too): it must not leak into the model.
             metadata = {k: x for k, x in metadata.items() if k != _COMPAT_MARK} or None
         return DataPart(data, None, metadata, d)
-    v.bad(f"unknown part kind {kind!r}")
+    v.bad(f"unknown part kind {shown(kind)}")
 
 
 def encode_part(part: Part) -> JSONDict:
@@ -131,7 +132,7 @@ def decode_result(value: Any) -> StreamEvent:
         return decode_task(d)
     if kind == "message" or (kind is None and "parts" in d and "role" in d):
         return decode_message(d)
-    v.bad(f"unknown result kind {kind!r}")
+    v.bad(f"unknown result kind {shown(kind)}")
 
 
 def encode_result(event: StreamEvent) -> JSONDict:
