@@ -24,6 +24,7 @@ from a2a_anyio._errors import (
 )
 from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
+from a2a_anyio._observe import redacted
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
 if TYPE_CHECKING:
@@ -226,9 +227,11 @@ def _looks_json(resp: RawResponse) -> bool:
 def _card_json(resp: RawResponse, context: ErrorContext) -> Any:
     if len(resp.content) > MAX_CARD_BYTES:
         raise A2ADiscoveryError(
-            f"agent card at {resp.url} is larger than {MAX_CARD_BYTES} bytes", **context
+            f"agent card at {redacted(resp.url)} is larger than {MAX_CARD_BYTES} bytes", **context
         )
     try:
         return json.loads(resp.content)
     except (ValueError, RecursionError) as exc:
-        raise A2ADiscoveryError(f"agent card at {resp.url} is not JSON: {exc}", **context) from exc
+        raise A2ADiscoveryError(
+            f"agent card at {redacted(resp.url)} is not JSON: {exc}", **context
+        ) from exc

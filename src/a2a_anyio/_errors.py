@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from a2a_anyio._model import StreamEvent, Task, TaskState
 
 _BODY_PREVIEW = 500
+#: The most characters of one text (a message, a URL, an id) a record, a span attribute or
+#: an error message gets: what a server sends can be as long as its answer.
+MAX_SHOWN = 1024
 _E = TypeVar("_E", bound="A2AClientError")
 
 
@@ -81,7 +84,9 @@ class A2AClientError(Exception):
 
     def __str__(self) -> str:
         name = self.method or self.operation
-        where = " ".join(x for x in (name, f"at {self.agent}" if self.agent else None) if x)
+        # The agent's URL may be a card's interface: as long as the card.
+        agent = f"at {clipped(self.agent, MAX_SHOWN)}" if self.agent else None
+        where = " ".join(x for x in (name, agent) if x)
         return f"{self.message} ({where})" if where else self.message
 
 
@@ -334,7 +339,9 @@ class TaskFailedError(A2AClientError):
         self.task = task
         status_text = task.status.message.text if task.status.message else ""
         state = task.status.state.value
-        super().__init__(message or f"task {task.id} {state}: {status_text}".rstrip(": "), **kwargs)
+        # The agent's words, quoted in full up to MAX_SHOWN characters.
+        text = f"task {clipped(task.id, 64)} {state}: {clipped(status_text, MAX_SHOWN)}"
+        super().__init__(message or text.rstrip(": "), **kwargs)
 
 
 _STANDARD: dict[int, type[A2ARPCError]] = {

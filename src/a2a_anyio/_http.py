@@ -10,7 +10,7 @@ import logging
 import ssl
 import time
 import warnings
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlencode, urljoin, urlsplit
 
@@ -187,6 +187,7 @@ def _on(url: str, origin: Origin) -> bool:
 def mapped(exc: Exception, url: str, context: ErrorContext | None = None) -> A2AClientError:
     """The error of ours for an httpx exception, saying which call it broke (``context``)."""
     where = context or {}
+    url = redacted(url)  # a server may have chosen it (a redirect, a card's interface)
     # The request never left: connect failures are safe to retry for any operation.
     if isinstance(exc, httpx.ConnectTimeout):
         return A2ATimeoutError(
@@ -227,7 +228,12 @@ def mapped(exc: Exception, url: str, context: ErrorContext | None = None) -> A2A
     return A2AProtocolError(f"HTTP error with {url}: {exc}", **where)
 
 
+#: Makes the error of an httpx exception raised by the request to a URL, in a context.
+Failed = Callable[[Exception, str, ErrorContext], A2AClientError]
+
+
 def _refused(url: str, hop: int, where: ErrorContext) -> A2AClientError:
+    url = redacted(url)
     why = (
         f"credentials are bound to the agent's own origin; {url} is another one "
         "(trusted_origins= allows it, or cross_origin='strip' sends without credentials)"
@@ -329,6 +335,7 @@ class HttpTransport:
         *,
         stay_on_origin: bool = False,
         context: ErrorContext | None = None,
+        failed: Failed | None = None,
     ) -> tuple[httpx.Response, str]:
         """Send a request; the response with its body unread, and the URL that gave it.
 
@@ -337,7 +344,9 @@ class HttpTransport:
         here, hop by hop under the same rule; with ``stay_on_origin`` (the body holds a
         secret) a redirect to another origin raises ``A2AAuthError``. Each hop carries the
         cookies its own origin set. After a 401, a scheme that can renew its credentials
-        does, and the request is sent once more. Errors say ``context``.
+        does, and the request is sent once more. Errors say ``context``; an httpx error of
+        a hop is made an ``A2AClientError`` naming that hop's URL by ``failed`` (``mapped``
+        by default).
         """
         where = context or {}
         renewed = False
@@ -358,7 +367,10 @@ class HttpTransport:
             origin = _origin(request.url)
             self._add_cookies(request, origin, sent_headers)
             self.observer.tracing.inject(request.headers)
-            response = await self._send(request, url, where, debug)
+            try:
+                response = await self._send(request, url, where, debug)
+            except HTTPX_ERRORS as exc:  # named by the hop that failed, not the first URL
+                raise (failed or mapped)(exc, url, where) from exc
             if "set-cookie" in response.headers:
                 if self.cookies is None:
                     from a2a_anyio._cookies import CookieJar
@@ -377,7 +389,7 @@ class HttpTransport:
                 if start is not None and not _on(url, start):
                     raise A2AAuthError(
                         status,
-                        f"the token endpoint redirected to another origin: {url}; "
+                        f"the token endpoint redirected to another origin: {redacted(url)}; "
                         "the client secret goes only to the token URL's own origin",
                         **where,
                     )
@@ -402,7 +414,9 @@ class HttpTransport:
                 await response.aclose()
                 continue
             return response, url
-        raise A2AHTTPError(310, f"more than {MAX_REDIRECTS} redirects, the last to {url}", **where)
+        raise A2AHTTPError(
+            310, f"more than {MAX_REDIRECTS} redirects, the last to {redacted(url)}", **where
+        )
 
     async def _send(
         self, request: httpx.Request, url: str, where: ErrorContext, debug: bool
@@ -430,7 +444,9 @@ class HttpTransport:
                 # httpx reads a redirect's Location before it hands the response over; its
                 # message is the only public sign that this, not a cut, is what failed.
                 why = f"its Location cannot be read ({exc})"
-                raise A2AProtocolError(f"refusing a redirect from {url}: {why}", **where) from exc
+                raise A2AProtocolError(
+                    f"refusing a redirect from {redacted(url)}: {why}", **where
+                ) from exc
             raise
         if debug:
             took = (time.perf_counter() - started) * 1000
@@ -521,7 +537,7 @@ class HttpTransport:
             # (never int() of thousands of digits)
             if len(declared.lstrip("0")) > 18 or int(declared) > limit:
                 raise A2AProtocolError(
-                    f"response from {url} declares a length over {limit} bytes",
+                    f"response from {redacted(url)} declares a length over {limit} bytes",
                     limit=limit,
                     **where,
                 )
@@ -538,7 +554,7 @@ class HttpTransport:
                 await response.aclose()
                 await finish(reader)
                 raise A2AProtocolError(
-                    f"response from {url} exceeds {limit} bytes", limit=limit, **where
+                    f"response from {redacted(url)} exceeds {limit} bytes", limit=limit, **where
                 )
             chunks.append(chunk)
         return b"".join(chunks)
@@ -569,7 +585,9 @@ def decoded_body(
     try:
         decoder = BodyDecoder(response.headers.get("content-encoding", ""))
     except UndecodableBody as exc:
-        raise A2AProtocolError(f"response from {url}: {exc.reason}", **(context or {})) from None
+        raise A2AProtocolError(
+            f"response from {redacted(url)}: {exc.reason}", **(context or {})
+        ) from None
     if decoder.identity:
         return response.aiter_raw()
     return _decoded(response, decoder, url, context or {})
@@ -602,7 +620,7 @@ async def _decoded(
     except UndecodableBody as exc:
         await response.aclose()
         await finish(raw)
-        raise A2AProtocolError(f"response from {url}: {exc.reason}", **context) from None
+        raise A2AProtocolError(f"response from {redacted(url)}: {exc.reason}", **context) from None
     except BaseException:
         # Ended at a step of ours (a checkpoint cancelled, the reader closed): the reads
         # under it end now too, not in the garbage collector.

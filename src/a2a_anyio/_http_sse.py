@@ -27,6 +27,7 @@ from a2a_anyio._http import (
     finish,
     mapped,
 )
+from a2a_anyio._observe import redacted
 
 #: A request sent again in another form: method, URL, body.
 Resend = tuple[str, str, bytes | None]
@@ -40,7 +41,7 @@ _UNSCOPED = nullcontext()
 def oversize(url: str, limit: int, context: ErrorContext) -> A2AProtocolError:
     """The error for an event larger than ``max_event_bytes``."""
     return A2AProtocolError(
-        f"an event from {url} is larger than {limit} bytes", limit=limit, **context
+        f"an event from {redacted(url)} is larger than {limit} bytes", limit=limit, **context
     )
 
 
@@ -162,6 +163,7 @@ class SSEConnection:
                 self._credentials,
                 timeout,
                 context=self._context,
+                failed=self._error,
             )
             if response.status_code == 405 and self._on_405 is not None:
                 # The other form of the call (REST subscribe: POST per the spec, GET per the
@@ -176,6 +178,7 @@ class SSEConnection:
                     self._credentials,
                     timeout,
                     context=self._context,
+                    failed=self._error,
                 )
         except HTTPX_ERRORS as exc:
             raise self._error(exc) from exc
@@ -263,7 +266,7 @@ class SSEConnection:
 
     def _idle_expired(self) -> A2ATimeoutError:
         return A2ATimeoutError(
-            f"stream stream-idle timeout: nothing from {self.url} within {self.idle_timeout}s",
+            f"stream stream-idle timeout: nothing from {redacted(self.url)} within {self.idle_timeout}s",
             timeout="stream-idle",
             **self._context,
         )
@@ -271,14 +274,17 @@ class SSEConnection:
     def _oversize(self) -> A2AProtocolError:
         return oversize(self.url, self._max_event_bytes, self._context)
 
-    def _error(self, exc: Exception) -> A2AClientError:
+    def _error(
+        self, exc: Exception, url: str | None = None, context: ErrorContext | None = None
+    ) -> A2AClientError:
+        """The error of ``exc``, raised by the request to ``url`` (this stream's by default)."""
         if (
             isinstance(exc, httpx.ReadTimeout)
             and self.idle_timeout is not None
             and not self._scoped
         ):
             return self._idle_expired()
-        return mapped(exc, self.url, self._context)
+        return mapped(exc, url or self.url, context or self._context)
 
     async def aclose(self) -> None:
         """Release the connection; safe to call more than once, also while cancelled."""

@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import NamedTuple, TypeVar
 
-from a2a_anyio._errors import ErrorContext, clipped
+from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped
 
 T = TypeVar("T")
 #: What a span attribute or event attribute may hold.
@@ -25,9 +25,6 @@ LOGGER = logging.getLogger("a2a_anyio")
 
 #: Words that mark a header or query parameter name as one holding a secret.
 SENSITIVE_WORDS = ("token", "secret", "key", "auth", "pass", "session", "cookie", "signature")
-#: The most characters of one text (a message, a URL, an id) a record or a span attribute
-#: gets: what a server sends can be as long as its answer.
-MAX_SHOWN = 1024
 # Patterns, compiled by ``re`` (and cached there) when first used: errors, retries and
 # debug records need them, a call that goes well does not. Each is matched in time linear
 # in the text (a server's): a query parameter's name ends at the next "?" or "&".

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,16 +21,22 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from a2a_anyio import (
     A2AClient,
     A2AClientError,
+    A2AConnectionError,
     A2AServerError,
+    AgentPool,
     RetryPolicy,
     Task,
+    TaskFailedError,
     TaskState,
 )
-from a2a_anyio._observe import MAX_SHOWN
+from a2a_anyio._errors import MAX_SHOWN
+from a2a_anyio.testing import Emit, FakeAgent, SkillContext, status
+from tests.unit._support import v1_card
 
 from ._raw_server import Answer, RawServer, Request, jsonrpc, sse
 
 pytestmark = pytest.mark.anyio
+NO_RETRY = RetryPolicy(attempts=1)
 
 NAME = "tests.hostile"
 JSON = {"Content-Type": "application/json"}
@@ -183,3 +190,60 @@ async def test_a_value_a_server_sent_is_quoted_short_in_the_error(case: str) -> 
                 await use(client)
     assert says in info.value.message
     assert len(info.value.message) < 500
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on (bound, then let go)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+#: A path as long as a URL httpx takes can hold (64 KiB).
+LONG_PATH = "/" + "p" * 60_000
+
+
+async def test_a_redirect_to_a_closed_port_is_named_in_the_error_short_and_redacted() -> None:
+    port = closed_port()
+    hop = f"http://user:pw@127.0.0.1:{port}{LONG_PATH}?api_key=SECRET"
+
+    def answer(request: Request) -> Answer:
+        return Answer([], {"Location": hop}, status=302)
+
+    async with RawServer(answer).serve() as url, client_of(url, retry=NO_RETRY) as client:
+        with pytest.raises(A2AConnectionError) as info:
+            await client.get_task("t-1")
+    message = info.value.message
+    assert message.startswith(f"cannot connect to http://127.0.0.1:{port}/ppp")
+    assert url not in message and "SECRET" not in message and "pw@" not in message
+    assert len(message) < MAX_SHOWN + 200
+
+
+async def test_a_card_s_long_interface_url_is_quoted_short_when_it_cannot_be_reached() -> None:
+    interface = f"http://127.0.0.1:{closed_port()}{LONG_PATH}"
+
+    def answer(request: Request) -> Answer:
+        return Answer([json.dumps(v1_card(interface)).encode()], JSON)
+
+    async with RawServer(answer).serve() as url, A2AClient(url, retry=NO_RETRY) as client:
+        with pytest.raises(A2AConnectionError) as info:
+            await client.get_task("t-1")
+    assert info.value.agent == interface
+    assert info.value.message.startswith(f"cannot connect to {interface[:100]}")
+    assert len(info.value.message) < MAX_SHOWN + 200
+    assert len(str(info.value)) < 2 * MAX_SHOWN + 200
+
+
+async def test_a_failed_task_s_long_status_text_is_quoted_short() -> None:
+    async def fails(ctx: SkillContext) -> AsyncIterator[Emit]:
+        yield status(TaskState.FAILED, "s" * BIG)
+
+    fake = FakeAgent(skills={"fails": fails})
+    async with fake.serve() as agent, AgentPool() as pool:
+        with pytest.raises(TaskFailedError) as info:
+            await pool.send(agent.url, text="hi")
+    message = info.value.message
+    assert message.startswith(f"task {info.value.task.id} failed: sss")
+    assert len(message) < MAX_SHOWN + 100
+    assert info.value.task.status.message is not None
+    assert len(info.value.task.status.message.text) == BIG  # the task keeps it whole
