@@ -446,8 +446,9 @@ def rpc_error(
     return cls(text, **kwargs)
 
 
-def clipped(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, ``...`` ending what was cut."""
+def clipped(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` cut to at most ``limit`` characters, ``...`` ending what was cut (a server's
+    text, an id say, as an error, a record or a span attribute holds it)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

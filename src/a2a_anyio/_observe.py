@@ -48,13 +48,7 @@ def redacted(text: str, limit: int = MAX_SHOWN) -> str:
         kept += (text[done : name.end()], "***")
         done = len(text) if end is None else end.start()
     kept.append(text[done:])
-    return bounded("".join(kept), limit)
-
-
-def bounded(text: str, limit: int = MAX_SHOWN) -> str:
-    """A server's text (an id) as a record or a span attribute holds it: cut to ``limit``
-    characters."""
-    return clipped(text, limit)
+    return clipped("".join(kept), limit)
 
 
 def about(context: ErrorContext) -> str:

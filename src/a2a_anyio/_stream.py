@@ -24,11 +24,12 @@ from a2a_anyio._errors import (
     A2AProtocolError,
     A2ATimeoutError,
     ErrorContext,
+    clipped,
 )
 from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
-from a2a_anyio._observe import NO_SPAN, Observer, Span, bounded, redacted
+from a2a_anyio._observe import NO_SPAN, Observer, Span, redacted
 from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
 
@@ -299,8 +300,6 @@ class MessageStream:
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
             await self._open()
-        if self._span is NO_SPAN:
-            return await self._next_event()
         with self._span.current():  # its requests carry the stream's span, its events go there
             return await self._next_event()
 
@@ -375,13 +374,13 @@ class MessageStream:
         await self._drop_connection()
         cut = action.error  # None: a follow-up's start, at once
         if cut is None:
-            self._observer.logger.debug("following task %s up: re-attaching", bounded(task_id))
+            self._observer.logger.debug("following task %s up: re-attaching", clipped(task_id))
         else:
             self._observer.happened(
                 "a2a.resume",
                 {"attempt": action.attempt, "error.type": type(cut).__name__},
                 "re-attaching to task %s (attempt %d): %s: %s",
-                bounded(task_id), action.attempt, type(cut).__name__, redacted(cut.message),
+                clipped(task_id), action.attempt, type(cut).__name__, redacted(cut.message),
             )  # fmt: skip
             if _retry.delays_enabled():
                 await self._within(anyio.sleep(self._retry.delay(action.attempt, cut)))
@@ -401,7 +400,7 @@ class MessageStream:
         await self._drop_connection()
         if action.attempt == 1:  # the first poll is the one after a refused re-attach
             self._observer.happened(
-                "a2a.poll", {}, "polling task %s: the agent refused to re-attach", bounded(task_id)
+                "a2a.poll", {}, "polling task %s: the agent refused to re-attach", clipped(task_id)
             )
             if self.idle_timeout is not None and self._follows is None:
                 self._poll_deadline = anyio.current_time() + self.idle_timeout

@@ -17,9 +17,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from a2a_anyio._errors import A2AClientError, ErrorContext, context_of
+from a2a_anyio._errors import A2AClientError, ErrorContext, clipped, context_of
 from a2a_anyio._model import Message, PushNotificationConfig, Task
-from a2a_anyio._observe import NO_SPAN, Attribute, Span, Tracing, bounded, redacted
+from a2a_anyio._observe import NO_SPAN, Attribute, Span, Tracing, redacted
 
 T = TypeVar("T")
 #: The most characters of an exception's stack trace a span's exception event gets.
@@ -64,7 +64,7 @@ class OtelSpan(Span):
             self._note(context_of(error))
         task_id = getattr(error, "task_id", None)
         if isinstance(task_id, str):
-            span.set_attribute("a2a.task.id", bounded(task_id))
+            span.set_attribute("a2a.task.id", clipped(task_id))
         message = redacted(str(error))
         span.set_attribute("error.type", type(error).__name__)
         trace_text = redacted("".join(traceback.format_exception(error)), _MAX_TRACE)
@@ -86,12 +86,12 @@ class OtelSpan(Span):
     def _note_result(self, value: object) -> None:
         span = self.span
         if isinstance(value, Task):
-            span.set_attribute("a2a.task.id", bounded(value.id))
+            span.set_attribute("a2a.task.id", clipped(value.id))
             span.set_attribute("a2a.task.state", value.status.state.value)
             if value.context_id:
-                span.set_attribute("a2a.context.id", bounded(value.context_id))
+                span.set_attribute("a2a.context.id", clipped(value.context_id))
         elif isinstance(value, (Message, PushNotificationConfig)) and value.task_id:
-            span.set_attribute("a2a.task.id", bounded(value.task_id))
+            span.set_attribute("a2a.task.id", clipped(value.task_id))
 
 
 class OtelTracing(Tracing):
