@@ -22,7 +22,7 @@ from a2a_anyio._errors import (
     ErrorContext,
     located,
 )
-from a2a_anyio._http import AsyncClient, HttpTransport, RawResponse
+from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, RawResponse
 from a2a_anyio._model import AgentCard
 from a2a_anyio._observe import redacted
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
@@ -75,7 +75,9 @@ class AgentCardFetcher:
     an ``ETag`` is sent back as ``If-None-Match`` and a 304 renews the cached card. Concurrent
     first calls share one request. Time is read from ``anyio.current_time()``, so trio's
     MockClock drives expiry in tests. Errors name ``base_url`` as the agent and ``card`` as
-    the operation.
+    the operation. ``timeout`` (30 s by default; None: no limit) is the deadline of a fetch,
+    and its only limit: the read timeout of an ``httpx.AsyncClient`` given as ``http`` does
+    not apply.
     """
 
     def __init__(
@@ -85,7 +87,7 @@ class AgentCardFetcher:
         *,
         ttl: float = 300.0,
         headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
         retry: RetryPolicy = NO_RETRY,
         credentials: Credentials | None = None,
         verifier: CardVerifier | None = None,

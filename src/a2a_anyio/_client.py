@@ -200,7 +200,6 @@ class A2AClient:
         self._http = HttpTransport(
             http_client,
             verify=verify,
-            timeout=timeout,
             connect_timeout=connect_timeout,
             max_response_bytes=max_response_bytes,
             max_event_bytes=max_event_bytes,
@@ -521,8 +520,9 @@ class A2AClient:
             else:
                 notify = functools.partial(_notify, on_event)
                 result = await self._exchange.events(
-                    codec, request, call, self.retry, notify, self.idle_timeout
-                )
+                    codec, request, call, self.retry, notify, self.idle_timeout,
+                    self._part_limit(call),
+                )  # fmt: skip
             typed = self._types.result(method, result, result_type, request.context)
             return span.returned(typed, call.context)
 
@@ -670,6 +670,7 @@ class A2AClient:
             None,
             follows=task,
             idle_timeout=self.idle_timeout,
+            open_timeout=self._part_limit(call),
             agent=codec.url,
             method=call.context.get("operation"),
             retry=self.retry,
@@ -802,6 +803,7 @@ class A2AClient:
             self._opener(op, args),
             idle_timeout=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total_timeout=total_timeout,
+            open_timeout=self.timeout,
             agent=self.url or self.endpoint,
             method=op.value,
             retry=self.retry,

@@ -126,7 +126,8 @@ class A2AConnectionError(A2AClientError):
 
 
 class A2ATimeoutError(A2AConnectionError):
-    """A time limit expired; ``timeout`` names which: connect, read, stream-idle or deadline."""
+    """A time limit expired; ``timeout`` names which: connect, stream-open, stream-idle or
+    deadline."""
 
     def __init__(self, message: str, *, timeout: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)

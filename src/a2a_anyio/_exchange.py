@@ -121,17 +121,20 @@ class Exchange:
         retry: RetryPolicy,
         on_event: Callable[[Any], Awaitable[None]],
         idle_timeout: float | None,
+        open_timeout: float | None,
     ) -> Any:
         """Send ``request``, which accepts an event stream as its answer, under ``retry``
         (until its answer is known); give ``on_event`` each result it streams, or its one
-        plain result; return the last. The call's deadline bounds it all, and the idle limit
-        the wait for the answer and each gap between events; a stream without an event is an
+        plain result; return the last. The call's deadline bounds it all, ``open_timeout``
+        the answer's head, and the idle limit the wait for the answer and each gap between
+        events; a stream without an event is an
         A2AProtocolError."""
         call.goes_to(request.context)
 
         async def attempt() -> tuple[StreamWire, Any]:
             wire = self.stream(codec, request)
             wire.conn.idle_timeout = idle_timeout
+            wire.conn.open_timeout = open_timeout
             try:
                 await wire.conn.__aenter__()
                 resp = wire.conn.error_response

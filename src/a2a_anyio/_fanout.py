@@ -240,7 +240,8 @@ async def fan_out(
     (a registry group counts as its agents; a single name or URL may be given alone).
 
     At most ``limit`` sends run at a time. ``first=k`` returns as soon as k agents answered
-    and cancels the rest; ``timeout`` cancels the stragglers. A failing agent never stops the
+    and cancels the rest; ``timeout`` cancels the stragglers, and is each send's deadline
+    too (the clients' ``timeout`` without it). A failing agent never stops the
     others, and no exception group escapes: each outcome is in its result.
 
     Raises:
@@ -250,6 +251,8 @@ async def fan_out(
     """
     if first is not None and first < 1:
         raise ValueError("first must be at least 1")
+    if timeout is not None:  # each send may take the fan-out's time, not the client's
+        send_options.setdefault("timeout", timeout)
     results: list[AgentResult] = []
     answered = 0
     async with AsyncExitStack() as stack:

@@ -62,7 +62,8 @@ class RawResponse(NamedTuple):
 
 class OwnClient(httpx.AsyncClient):
     """The httpx client the library makes: httpx's own network transport, whose per-read
-    timeout bounds the idle gap of a stream (no cancel scope per read is needed)."""
+    timeout bounds the idle gap of a stream (no cancel scope per read is needed). It has no
+    read, write or pool timeout of its own: a call's deadline is its only limit."""
 
 
 class _NoCookies(http.cookiejar.CookieJar):
@@ -73,10 +74,16 @@ class _NoCookies(http.cookiejar.CookieJar):
         return None
 
 
+def unlimited(connect: float | None, read: float | None = None) -> httpx.Timeout:
+    """httpx's timeouts for a request whose deadline is a cancel scope of ours: ``connect``
+    bounds a connect, ``read`` (a stream's idle limit) each read; no write or pool timeout,
+    which would cut the call's own deadline shorter."""
+    return httpx.Timeout(connect=connect, read=read, write=None, pool=None)
+
+
 def make_client(
     *,
     verify: VerifyTypes = True,
-    timeout: float | None = DEFAULT_TIMEOUT,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     max_connections: int | None = None,
     client_cert: MutualTLS | None = None,
@@ -86,7 +93,7 @@ def make_client(
         verify = _ssl_context(verify, client_cert)
     return OwnClient(
         verify=verify,
-        timeout=httpx.Timeout(timeout, connect=connect_timeout),
+        timeout=unlimited(connect_timeout),
         # No cap by default: each open stream holds a connection, and a capped pool would
         # queue the streams past the cap behind the ones running (a fan-out stalls).
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=100),
@@ -258,7 +265,6 @@ class HttpTransport:
         *,
         owns_client: bool | None = None,
         verify: VerifyTypes = True,
-        timeout: float | None = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_connections: int | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
@@ -271,13 +277,14 @@ class HttpTransport:
         if client is None:
             client = make_client(
                 verify=verify,
-                timeout=timeout,
                 connect_timeout=connect_timeout,
                 max_connections=max_connections,
                 client_cert=client_cert,
             )
         self.client = client
-        self.timeout = timeout
+        #: The timeouts of a unary request: the client's connect timeout only (an injected
+        #: client's read, write and pool timeouts would cut a call's deadline shorter).
+        self.unary_timeout = unlimited(client.timeout.connect)
         #: True when reads go through httpx's own network transport, whose per-read timeout
         #: then bounds a stream's idle gap.
         self.bounds_reads = isinstance(client, OwnClient)
@@ -464,8 +471,8 @@ class HttpTransport:
         headers: Mapping[str, str],
         timeout: httpx.Timeout | None,
     ) -> httpx.Request:
-        """A request with the httpx client's default headers, query parameters and timeout,
-        but not its cookies (what ``build_request`` would add): httpx's jar is host-wide, and
+        """A request with the httpx client's default headers and query parameters, ``timeout``
+        (``unary_timeout`` by default), but not its cookies (what ``build_request`` would add): httpx's jar is host-wide, and
         an injected client's jar may hold what any server put there."""
         client = self.client
         merged = httpx.Headers(client.headers)
@@ -474,7 +481,7 @@ class HttpTransport:
         target = httpx.URL(url)
         if client.params:
             target = target.copy_merge_params(client.params)
-        extensions = {"timeout": (timeout if timeout is not None else client.timeout).as_dict()}
+        extensions = {"timeout": (timeout if timeout is not None else self.unary_timeout).as_dict()}
         return httpx.Request(method, target, content=content, headers=merged, extensions=extensions)
 
     def _add_cookies(

@@ -9,6 +9,7 @@ of at most 64 KiB) is buffered.
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import nullcontext
 from types import TracebackType
@@ -26,6 +27,7 @@ from a2a_anyio._http import (
     decoded_body,
     finish,
     mapped,
+    unlimited,
 )
 from a2a_anyio._observe import redacted
 
@@ -132,6 +134,9 @@ class SSEConnection:
         #: The longest wait allowed for the answer and then for each next bytes of the stream
         #: (set before entering; None: no limit).
         self.idle_timeout: float | None = None
+        #: The longest time allowed for the whole answer's head (and a plain answer's body):
+        #: bytes that trickle in push the idle limit back, not this one (None: no limit).
+        self.open_timeout: float | None = None
         self._read_scope: anyio.CancelScope | None = None  # the idle limit of the wait now
         self._scoped = False  # the idle limit is kept by a scope of ours, not by httpx
 
@@ -142,15 +147,23 @@ class SSEConnection:
         idle = self.idle_timeout
         by_transport = idle is not None and self._transport.bounds_reads
         self._scoped = idle is not None and not by_transport
-        base = self._transport.client.timeout
-        read = idle if by_transport else None
-        timeout = httpx.Timeout(connect=base.connect, read=read, write=base.write, pool=base.pool)
-        with self._idle_scope() if self._scoped else _UNSCOPED:
-            try:
-                return await self._open(timeout)
-            finally:
-                self._read_scope = None
-        raise self._idle_expired()
+        connect = self._transport.unary_timeout.connect
+        timeout = unlimited(connect, idle if by_transport else None)
+        limit = self.open_timeout
+        with anyio.CancelScope(
+            deadline=math.inf if limit is None else anyio.current_time() + limit
+        ):
+            with self._idle_scope() if self._scoped else _UNSCOPED:
+                try:
+                    return await self._open(timeout)
+                finally:
+                    self._read_scope = None
+            raise self._idle_expired()
+        raise A2ATimeoutError(
+            f"stream open timeout: no whole answer from {redacted(self.url)} within {limit}s",
+            timeout="stream-open",
+            **self._context,
+        )
 
     async def _open(self, timeout: httpx.Timeout) -> SSEConnection:
         transport = self._transport

@@ -66,7 +66,6 @@ class AgentPool:
         self._given_client = http_client
         self._max_connections = max_connections
         self._verify = verify
-        self._timeout = timeout
         self._http: HttpTransport | None = None
         self._registry = registry
         self._options = {"timeout": timeout, "logger": logger, "tracing": tracing, **client_options}
@@ -79,7 +78,6 @@ class AgentPool:
             self._http = HttpTransport(
                 self._given_client,
                 verify=self._verify,
-                timeout=self._timeout,
                 max_connections=self._max_connections,
             )
         return self._http

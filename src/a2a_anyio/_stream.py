@@ -124,13 +124,16 @@ class MessageStream:
     ``max_poll_interval``), and delivers what that shows. Its polls are bounded by the total
     deadline (and whatever scope the caller holds), not by the idle limit.
 
+    Each connection's answer (its response head, or a plain answer whole) must come within
+    ``open_timeout``: bytes that trickle in push the idle limit back, not this one.
+
     Its retries, re-attaches and polls after a refusal are told to ``observer`` (INFO records
     and span events); ``traced``, it is an operation with a span of its own.
 
     Raises:
         A2AConnectionError: (while it is read) the stream was cut and could not be resumed; ``A2ATimeoutError``
-            when no event came within the idle limit, or the whole stream outlasted
-            ``total_timeout``.
+            when no event came within the idle limit, no answer within ``open_timeout``, or the
+            whole stream outlasted ``total_timeout``.
         A2ARPCError: an error event of the agent, as its subclass; its ``.events`` holds the events that
             came before.
         A2AClientError: a failure to open the stream: an HTTP status, a bad event (``A2AProtocolError``),
@@ -143,6 +146,7 @@ class MessageStream:
         *,
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
+        open_timeout: float | None = None,
         agent: str | None = None,
         method: str | None = None,
         retry: RetryPolicy = NO_RETRY,
@@ -166,6 +170,7 @@ class MessageStream:
         self._max_poll_interval = max_poll_interval
         self.idle_timeout = idle_timeout
         self.total_timeout = total_timeout
+        self.open_timeout = open_timeout
         self.agent = agent
         self.method = method
         self._retry = retry
@@ -278,6 +283,7 @@ class MessageStream:
             self._follower.ends = wire.events.ends
             self._context = self._follower.context = wire.events.context
             conn.idle_timeout = self.idle_timeout  # kept by the connection, read by read
+            conn.open_timeout = self.open_timeout
             try:
                 await self._within(conn.__aenter__())
             except BaseException:

@@ -39,6 +39,8 @@ class Answer:
     body: Iterable[bytes]
     headers: dict[str, str] = field(default_factory=dict)
     status: int = 200
+    #: Seconds between the bytes of the head, sent one at a time (0: the head at once).
+    head_gap: float = 0.0
 
 
 class RawServer:
@@ -111,7 +113,13 @@ async def _read_request(stream: SocketStream, buffer: bytes) -> tuple[Request | 
 async def _send(stream: SocketStream, answer: Answer) -> None:
     head = [f"HTTP/1.1 {answer.status} Whatever", "Transfer-Encoding: chunked"]
     head += [f"{name}: {value}" for name, value in answer.headers.items()]
-    await stream.send(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+    raw = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+    if answer.head_gap:
+        for byte in raw:
+            await stream.send(bytes([byte]))
+            await anyio.sleep(answer.head_gap)
+    else:
+        await stream.send(raw)
     for piece in answer.body:
         if piece:
             await stream.send(b"%x\r\n%s\r\n" % (len(piece), piece))

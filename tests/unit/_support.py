@@ -6,9 +6,10 @@ import asyncio
 import json
 import selectors
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -23,6 +24,7 @@ from a2a_anyio.testing import FakeAgent as KitAgent
 FRAMES = Path(__file__).resolve().parents[1] / "frames"
 BASE = "https://agent.example.com"
 RPC_URL = BASE + "/a2a"
+T = TypeVar("T")
 
 
 # -- recorded frames -------------------------------------------------------------------------
@@ -60,8 +62,9 @@ def sse_payloads(text: str) -> list[Any]:
 # ``MockClockLoop``. A test takes no real time for its sleeps and timeouts, and what it measures
 # with ``anyio.current_time()`` is exact virtual time (up to float sums: compare with
 # ``pytest.approx`` where a result adds up several waits). Neither clock can see work done
-# outside the event loop: a test on them uses in-process transports only (no socket, no thread),
-# or the clock jumps while that work is under way.
+# outside the event loop: a test on them uses in-process transports, or sockets between tasks
+# of its own loop (loopback delivers at once, and asyncio's loop here waits in real time for its
+# executor's name lookups), never a server in another thread or process.
 
 MOCK_CLOCKS = ("asyncio-mockclock", "trio-mockclock")
 # For a sync test that runs its own loop (``anyio.run`` in a hypothesis test, a
@@ -85,10 +88,13 @@ class _JumpingSelector(selectors.DefaultSelector):
     def __init__(self) -> None:
         super().__init__()
         self.now = 0.0
+        #: Calls running in the loop's executor (a name lookup before a connect): while one
+        #: runs, the loop is not idle, and the clock waits for it in real time.
+        self.busy = 0
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if timeout is None:
-            return super().select(None)
+        if timeout is None or self.busy:
+            return super().select(timeout)
         ready = super().select(0)
         if not ready and timeout > 0:
             self.now += timeout
@@ -106,6 +112,20 @@ class MockClockLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self._jumping_selector.now
+
+    def run_in_executor(  # type: ignore[override]
+        self, executor: Executor | None, func: Callable[..., T], *args: Any
+    ) -> asyncio.Future[T]:
+        """The executor's call, counted while it runs (the clock waits for it)."""
+        selector = self._jumping_selector
+        selector.busy += 1
+        future = super().run_in_executor(executor, func, *args)
+
+        def done(_: asyncio.Future[T]) -> None:
+            selector.busy -= 1
+
+        future.add_done_callback(done)
+        return future
 
     def jump(self, seconds: float) -> None:
         """Move the clock forward by ``seconds`` (like ``MockClock.jump``)."""

@@ -10,7 +10,7 @@ import anyio
 import httpx
 import pytest
 
-from a2a_anyio import A2AConnectionError, A2ADiscoveryError, AgentCardFetcher
+from a2a_anyio import A2AConnectionError, A2ADiscoveryError, A2ATimeoutError, AgentCardFetcher
 from a2a_anyio._http import HttpTransport
 
 from ._support import BASE, jump, on_mock_clock, v1_card
@@ -288,3 +288,16 @@ async def test_connection_errors_are_not_swallowed() -> None:
 
     with pytest.raises(A2AConnectionError, match="cannot connect"):
         await fetch_with(CardServer(respond))
+
+
+@on_mock_clock()
+async def test_a_fetch_has_a_deadline_of_its_own_by_default() -> None:
+    async def silent(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep_forever()
+        raise AssertionError("not reached")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(silent)) as http:
+        with pytest.raises(A2ATimeoutError) as info:
+            await AgentCardFetcher(http, BASE).fetch()
+        assert anyio.current_time() == 30
+    assert info.value.timeout == "deadline" and info.value.operation == "card"

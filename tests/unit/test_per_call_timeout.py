@@ -19,9 +19,11 @@ from a2a_anyio import (
     A2AClient,
     A2ATimeoutError,
     AgentCard,
+    AgentPool,
     SyncA2AClient,
     Task,
     TaskState,
+    fan_out,
 )
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
 
@@ -66,8 +68,10 @@ def agent_with_a_task(*, takes: float | None = None) -> FakeAgent:
 
 @asynccontextmanager
 async def ready(agent: FakeAgent) -> AsyncIterator[tuple[A2AClient, Task]]:
-    """A client (timeout ``CLIENT``) that has the card, a working task and a push config."""
-    async with kit_client(agent, timeout=CLIENT) as client:
+    """A client (timeout ``CLIENT``) that has the card, a working task and a push config; the
+    agent served on a socket in the test's loop, the client with its own httpx client (whose
+    network transport would apply read timeouts to each socket read)."""
+    async with agent.serve(), A2AClient(agent.url, timeout=CLIENT) as client:
         task = await client.send_message("start", blocking=False)
         assert isinstance(task, Task)
         await client.create_push_config(task.id, HOOK, config_id="c1")
@@ -243,3 +247,46 @@ def test_the_sync_facade_passes_the_timeout(backend: str) -> None:
         with pytest.raises(A2ATimeoutError) as info:
             client.get_card(refresh=True, timeout=1)
     assert info.value.timeout == "deadline"
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("longer", [True, False], ids=["longer", "shorter"])
+async def test_an_injected_clients_timeouts_do_not_cut_a_calls_deadline(longer: bool) -> None:
+    agent = agent_with_a_task()
+    async with (
+        agent.serve(),
+        httpx.AsyncClient(timeout=1) as http,  # httpx's read timeout: 1 s
+        A2AClient(agent.url, http_client=http, timeout=CLIENT) as client,
+    ):
+        task = await client.send_message("start", blocking=False)
+        assert isinstance(task, Task)
+        agent.fault("get", times=1, delay=SLOW)
+        start = anyio.current_time()
+        if longer:
+            assert (await client.get_task(task.id, timeout=30)).id == task.id
+            assert anyio.current_time() - start == pytest.approx(SLOW)
+            return
+        with pytest.raises(A2ATimeoutError) as info:
+            await client.get_task(task.id)
+        assert anyio.current_time() - start == pytest.approx(CLIENT)
+    assert info.value.timeout == "deadline"
+
+
+@on_mock_clock()
+async def test_a_pool_and_a_fan_out_give_a_send_their_deadline_not_the_clients() -> None:
+    agent = agent_with_a_task(takes=SLOW)
+    async with agent.serve(), AgentPool(timeout=CLIENT) as pool:
+        start = anyio.current_time()
+        answer = await pool.send(agent.url, text="work", timeout=30)
+        assert anyio.current_time() - start == pytest.approx(SLOW)
+        assert answer == {"text": "done"}
+
+        start = anyio.current_time()
+        [result] = await fan_out([agent.url], "work", timeout=30, pool=pool)
+        assert anyio.current_time() - start == pytest.approx(SLOW)
+        assert isinstance(result.value, Task) and result.value.status.state is TaskState.COMPLETED
+
+        start = anyio.current_time()
+        [result] = await fan_out([agent.url], "work", timeout=5, pool=pool)
+        assert anyio.current_time() - start == pytest.approx(5)
+    assert isinstance(result.error, A2ATimeoutError) and result.error.timeout == "deadline"

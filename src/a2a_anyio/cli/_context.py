@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 from a2a_anyio._card import MAX_CARD_BYTES
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
-from a2a_anyio._http import DEFAULT_TIMEOUT, make_client
+from a2a_anyio._http import make_client
 from a2a_anyio._limits import loads, read_file
 from a2a_anyio._model import AgentCard
 from a2a_anyio._observe import SENSITIVE_WORDS
@@ -356,9 +356,7 @@ class Context:
                 if isinstance(policy := opts.get("retry"), RetryPolicy):
                     shown["retry"] = f"{policy.attempts} attempts"
                 self.debug(f"agent {target.name}: {shown}")
-                http = make_client(
-                    verify=opts.get("verify", True), timeout=opts.get("timeout", DEFAULT_TIMEOUT)
-                )
+                http = make_client(verify=opts.get("verify", True))
                 http.event_hooks = {
                     "request": [self.debug.on_request],
                     "response": [self.debug.on_response],

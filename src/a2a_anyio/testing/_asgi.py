@@ -207,7 +207,9 @@ async def serve_app(
         from hypercorn.asyncio.run import worker_serve  # type: ignore[assignment]
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say so, and without
+    # it every answer waits out the peer's delayed ACK (about 40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
