@@ -283,15 +283,21 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def test_every_migration_section_has_a_before_and_a_runnable_after() -> None:
-    """docs/migrating.md: each client's section shows its example both ways, the new one run."""
+    """docs/migrating.md: each client's section shows its example both ways, the new one run;
+    so does each of its subsections that shows the old code."""
     page = DOCS / "migrating.md"
     lines = page.read_text(encoding="utf-8").splitlines()
     starts = [i + 1 for i, line in enumerate(lines) if line.startswith("## ")]
-    assert len(starts) == 5  # one per client design the guide covers
+    assert len(starts) == 6  # one per client design the guide covers
     for start, end in zip(starts, [*starts[1:], sys.maxsize], strict=True):
         found = [b for b in blocks(page) if start < b.line < end]
         assert any(b.before for b in found), f"{page.name}:{start}: no 'before' example"
         assert any(b in RUNNABLE for b in found), f"{page.name}:{start}: no runnable example"
+    parts = [i + 1 for i, line in enumerate(lines) if line.startswith(("## ", "### "))]
+    for start, end in zip(parts, [*parts[1:], sys.maxsize], strict=True):
+        found = [b for b in blocks(page) if start < b.line < end]
+        if any(b.before for b in found):
+            assert any(b in RUNNABLE for b in found), f"{page.name}:{start}: no runnable after"
 
 
 def test_python_blocks_are_formatted() -> None:
