@@ -144,7 +144,7 @@ class MergedStreams:
                         error = exc
                 if scope.cancelled_caught:
                     error = A2ATimeoutError(
-                        f"{CUT_AT_DEADLINE}: the stream of {name} was cut",
+                        f"{CUT_AT_DEADLINE}: the stream of {name} did not end within its timeout",
                         timeout="deadline",
                         agent=name,
                         operation=stream.method,
@@ -289,7 +289,7 @@ async def fan_out(
             result.cancelled = True
             if deadline.cancelled_caught:
                 result.error = A2ATimeoutError(
-                    f"{CUT_AT_DEADLINE}: no answer within the fan-out's {timeout}s",
+                    f"{CUT_AT_DEADLINE}: no answer within the fan-out's timeout of {timeout}s",
                     timeout="deadline",
                     agent=result.agent,
                     operation="send",

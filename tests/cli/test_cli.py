@@ -297,7 +297,10 @@ def test_an_agent_cut_at_the_deadline_reads_the_same_in_fan_out_and_demo(
     rows = {line.split()[0]: line for line in run.out.splitlines()[1:]}
     assert CUT_AT_DEADLINE not in rows[strict_server]
     assert f" {CUT_AT_DEADLINE} " in rows[slow_server]
-    assert f"warning: {slow_server}: {CUT_AT_DEADLINE}: no answer within 2.0s" in run.err
+    assert (
+        f"warning: {slow_server}: {CUT_AT_DEADLINE}: no answer within the timeout of 2.0s"
+        in run.err
+    )
     demo = {a["agent"]: a for a in cli("-o", "json", "demo").json()["agents"]}
     assert demo["archivist"]["state"] == CUT_AT_DEADLINE == "cancelled at the deadline"
 

@@ -104,7 +104,7 @@ async def fan_out(ctx: Context) -> int:
                     row.finish(result)
                 if scope.cancelled_caught:
                     raise A2ATimeoutError(
-                        f"{CUT_AT_DEADLINE}: no answer within {a.timeout}s",
+                        f"{CUT_AT_DEADLINE}: no answer within the timeout of {a.timeout}s",
                         timeout="deadline",
                         agent=target.url,
                         operation="send",
