@@ -447,6 +447,12 @@ def rpc_error(
     return cls(text, **kwargs)
 
 
+def install_extra(extra: str) -> str:
+    """How to install an optional extra, for the errors that need one: a2a-anyio is not on a
+    package index, and a package of its name there would be someone else's."""
+    return f"pip install '.[{extra}]' in a2a-anyio's checkout"
+
+
 def clipped(text: str, limit: int = MAX_SHOWN) -> str:
     """``text`` cut to at most ``limit`` characters, ``...`` ending what was cut (a server's
     text, an id say, as an error, a record or a span attribute holds it)."""

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 #: from a pool).
 Target = A2AClient | str
 
+#: How an agent cut at a deadline reads, the first words of its ``A2ATimeoutError``: in
+#: ``fan_out`` and ``merge_streams``, and as its state in the command line's fan-out and demo.
+CUT_AT_DEADLINE = "cancelled at the deadline"
+
 
 class StreamItem(NamedTuple):
     """One item of a merged stream: the agent's name and its event, or the error that ended
@@ -140,7 +144,7 @@ class MergedStreams:
                         error = exc
                 if scope.cancelled_caught:
                     error = A2ATimeoutError(
-                        f"deadline timeout: the stream of {name} was cut",
+                        f"{CUT_AT_DEADLINE}: the stream of {name} did not end within its timeout",
                         timeout="deadline",
                         agent=name,
                         operation=stream.method,
@@ -177,7 +181,8 @@ class AgentResult:
     """What one agent of a fan-out gave: a value or an error, and how long it took.
 
     ``cancelled`` is true when the fan-out stopped waiting for it (its deadline, or ``first``
-    reached); a deadline also leaves an ``A2ATimeoutError`` in ``error``.
+    reached); a deadline also leaves an ``A2ATimeoutError`` in ``error``, whose message
+    starts "cancelled at the deadline".
     """
 
     agent: str
@@ -287,7 +292,7 @@ async def fan_out(
             result.cancelled = True
             if deadline.cancelled_caught:
                 result.error = A2ATimeoutError(
-                    f"deadline timeout: no answer within the fan-out's {timeout}s",
+                    f"{CUT_AT_DEADLINE}: no answer within the fan-out's timeout of {timeout}s",
                     timeout="deadline",
                     agent=result.agent,
                     operation="send",

@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import NamedTuple, TypeVar
 
-from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped
+from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped, install_extra
 
 T = TypeVar("T")
 #: What a span attribute or event attribute may hold.
@@ -134,7 +134,7 @@ def tracing_for(enabled: bool) -> Tracing:
         if not (exc.name or "").startswith("opentelemetry"):
             raise
         raise ImportError(
-            "tracing=True needs OpenTelemetry: pip install 'a2a-anyio[otel]'", name=exc.name
+            f"tracing=True needs OpenTelemetry: {install_extra('otel')}", name=exc.name
         ) from exc
     return OtelTracing()
 

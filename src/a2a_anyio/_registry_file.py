@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from a2a_anyio._errors import shown
+from a2a_anyio._errors import install_extra, shown
 from a2a_anyio._http import check_url
 from a2a_anyio._registry_entry import VAR, AgentEntry, AgentRegistryError, header_fault
 
@@ -59,7 +59,7 @@ def parse_text(text: str, path: Path) -> Any:
                 import tomli as tomllib
             except ImportError as exc:
                 raise AgentRegistryError(
-                    "reading TOML on Python 3.10 needs tomli: pip install 'a2a-anyio[cli]'",
+                    f"reading TOML on Python 3.10 needs tomli: {install_extra('cli')}",
                     path=str(path),
                 ) from exc
         try:
@@ -72,7 +72,7 @@ def parse_text(text: str, path: Path) -> Any:
         import yaml
     except ImportError as exc:  # pragma: no cover - the cli extra installs it
         raise AgentRegistryError(
-            "reading YAML needs PyYAML: pip install 'a2a-anyio[cli]'", path=str(path)
+            f"reading YAML needs PyYAML: {install_extra('cli')}", path=str(path)
         ) from exc
     try:
         return yaml.safe_load(text)

@@ -4,7 +4,7 @@ A v0.3+ card may carry ``signatures``: JWS JSON-serialisation entries
 ``{protected, signature, header?}`` over a detached payload, the RFC 8785 (JCS) form of the
 card with ``signatures`` removed (a2a-protocol §2.2). The JOSE work is PyJWT's; it is imported
 inside the functions that need it, so the core client never depends on it
-(``pip install 'a2a-anyio[signing]'``).
+(the ``signing`` extra).
 """
 
 from __future__ import annotations

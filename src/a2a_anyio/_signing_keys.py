@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._errors import A2ADiscoveryError, shown
+from a2a_anyio._errors import A2ADiscoveryError, install_extra, shown
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -37,7 +37,7 @@ _EC_CURVES = {
     "ES256K": "secp256k1",
 }
 
-_INSTALL_HINT = "signed Agent Cards need PyJWT: pip install 'a2a-anyio[signing]'"
+_INSTALL_HINT = f"signed Agent Cards need PyJWT: {install_extra('signing')}"
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 

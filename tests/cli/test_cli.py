@@ -15,6 +15,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
+from a2a_anyio._fanout import CUT_AT_DEADLINE
 from a2a_anyio.cli import main
 from a2a_anyio.cli._grammar import build_parser
 from a2a_anyio.testing import FakeAgent
@@ -288,6 +289,22 @@ def test_exit_5_on_timeout(slow_server: str) -> None:
     assert time.monotonic() - start < 15
 
 
+def test_an_agent_cut_at_the_deadline_reads_the_same_in_fan_out_and_demo(
+    strict_server: str, slow_server: str
+) -> None:
+    run = cli("-a", strict_server, "-a", slow_server, "--timeout", "2", "fan-out", "hello")
+    assert run.code == 5, run.err
+    rows = {line.split()[0]: line for line in run.out.splitlines()[1:]}
+    assert CUT_AT_DEADLINE not in rows[strict_server]
+    assert f" {CUT_AT_DEADLINE} " in rows[slow_server]
+    assert (
+        f"warning: {slow_server}: {CUT_AT_DEADLINE}: no answer within the timeout of 2.0s"
+        in run.err
+    )
+    demo = {a["agent"]: a for a in cli("-o", "json", "demo").json()["agents"]}
+    assert demo["archivist"]["state"] == CUT_AT_DEADLINE == "cancelled at the deadline"
+
+
 def test_exit_2_on_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["send", "--bogus"]) == 2
     out, err = capsys.readouterr()
@@ -327,6 +344,33 @@ def test_registry_names_with_env_interpolation(registry_env: dict[str, str]) -> 
     assert listed["agents"][2]["headers"] == ["X-Api-Key"]  # names, never values
     text = cli("agents", env=registry_env)
     assert "bearer $GUARDED_TOKEN" in text.out and "reviewers" in text.out
+
+
+def test_a_mistyped_registry_name_gets_a_hint_naming_the_closest(tmp_path: Path) -> None:
+    config = tmp_path / "agents.yaml"
+    down = f"http://127.0.0.1:{closed_port()}"
+    config.write_text(
+        f"agents:\n  - {{name: billing.v2, url: {down}}}\n  - {{name: billing.v1, url: {down}}}\n"
+        f"groups:\n  reviewers: [billing.v2]\n"
+    )
+    env = clean_env(A2A_ANYIO_CONFIG=str(config))
+    group = cli("-a", "reviewrs", "fan-out", "hi", env=env)
+    assert group.code == 3
+    assert group.err.splitlines() == [
+        f"error: 'reviewrs' is not a URL, a card file, or an agent or group of {config}",
+        "hint: did you mean 'reviewers'? (a2a-anyio agents lists the registry)",
+    ]
+    # A name that could be a host is tried as one (here one that does not resolve), and the
+    # failure names the host it tried and, in its hint, the registry's closest names.
+    host = cli("-a", "biling.v2", "--timeout", "10", "-o", "json", "card", env=env)
+    assert host.code == 3, host.err
+    error = host.json()["error"]
+    assert error["code"] == "A2ACLI_ERR_UNREACHABLE"
+    assert "https://biling.v2/.well-known/agent-card.json" in error["message"]
+    assert error["hint"] == (
+        f"'biling.v2' is not in {config}, so it was tried as a host; "
+        "did you mean 'billing.v2' or 'billing.v1'?"
+    )
 
 
 def test_fan_out_a_group_and_ping(registry_env: dict[str, str]) -> None:

@@ -64,7 +64,7 @@ def test_demo_without_hypercorn_says_which_extra_in_one_line(
     assert captured.out == ""
     assert captured.err.splitlines() == [
         "error: the demo serves its agents with hypercorn, which is not installed",
-        "hint: pip install 'a2a-anyio[cli]' (the cli extra brings it)",
+        "hint: pip install '.[cli]' in a2a-anyio's checkout (the cli extra brings it)",
     ]
 
 

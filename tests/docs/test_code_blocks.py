@@ -222,16 +222,82 @@ def test_registry_blocks_load(path: Path, tmp_path: Path) -> None:
         }
 
 
+# An install command, and the arguments after it on its line (up to a comment, the end of
+# inline code, or the next command). ``uv pip install`` and ``python -m pip install`` end in ``pip install`` too.
+_INSTALL = re.compile(
+    r"\b(?:pip3?\s+install|pipx\s+install|uv\s+(?:add|tool\s+install)|poetry\s+add|pdm\s+add"
+    r"|pipenv\s+install)\b(?P<args>[^`#\n;&|]*)"
+)
+_OUR_NAME = re.compile(r"a2a[-_.]anyio(?![-_.\w])", re.IGNORECASE)
+
+
+def index_installs(line: str) -> list[str]:
+    """The requirements on ``line`` that install a2a-anyio by its name from a package index
+    (``pip install 'a2a-anyio[cli]'``), where none has it; a path or a direct reference
+    (``"a2a-anyio[cli] @ file:///..."``) installs the checkout."""
+    found = []
+    for match in _INSTALL.finditer(line):
+        words = re.findall(r"'[^']*'|\"[^\"]*\"|\S+", match["args"])
+        for i, word in enumerate(words):
+            requirement = word.strip("'\"")
+            direct = "@" in requirement or words[i + 1 : i + 2] == ["@"]
+            if _OUR_NAME.match(requirement) and not direct:
+                found.append(requirement)
+    return found
+
+
+def test_no_doc_installs_a2a_anyio_from_a_package_index() -> None:
+    """a2a-anyio is installed from its checkout (the README's Install): by its name, an index
+    has nothing to give, or someone else's package."""
+    assert index_installs("pip install 'a2a-anyio[testing]'") == ["a2a-anyio[testing]"]
+    assert index_installs("`uv add a2a_anyio`, `python -m pip install -U A2A-anyio`") == [
+        "a2a_anyio",
+        "A2A-anyio",
+    ]
+    for fine in (
+        'pip install ".[testing]"',
+        'pip install "/path/to/a2a-anyio[cli]"',
+        'pip install "a2a-anyio[testing] @ file:///path/to/a2a-anyio"',
+        "pip install a2a-anyio @ file:///path/to/a2a-anyio",
+        "pip install a2a-sdk uv",
+        "pip install uv && uv run a2a-anyio demo",
+    ):
+        assert index_installs(fine) == [], fine
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in doc_files()
+        for number, line in _lines(path)
+        if index_installs(line)
+    ]
+    assert found == [], "install it from the checkout (README, Install)"
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Each line of a page, and each inline code span that a line break splits, on one line."""
+    text = path.read_text(encoding="utf-8")
+    yield from enumerate(text.splitlines(), 1)
+    prose = re.sub(r"^(```+).*?^\1", lambda m: "\n" * m[0].count("\n"), text, flags=re.M | re.S)
+    for span in re.finditer(r"`[^`]+`", prose):
+        if "\n" in span[0]:
+            yield prose.count("\n", 0, span.start()) + 1, span[0].replace("\n", " ")
+
+
 def test_every_migration_section_has_a_before_and_a_runnable_after() -> None:
-    """docs/migrating.md: each client's section shows its example both ways, the new one run."""
+    """docs/migrating.md: each client's section shows its example both ways, the new one run;
+    so does each of its subsections that shows the old code."""
     page = DOCS / "migrating.md"
     lines = page.read_text(encoding="utf-8").splitlines()
     starts = [i + 1 for i, line in enumerate(lines) if line.startswith("## ")]
-    assert len(starts) == 5  # one per client design the guide covers
+    assert len(starts) == 6  # one per client design the guide covers
     for start, end in zip(starts, [*starts[1:], sys.maxsize], strict=True):
         found = [b for b in blocks(page) if start < b.line < end]
         assert any(b.before for b in found), f"{page.name}:{start}: no 'before' example"
         assert any(b in RUNNABLE for b in found), f"{page.name}:{start}: no runnable example"
+    parts = [i + 1 for i, line in enumerate(lines) if line.startswith(("## ", "### "))]
+    for start, end in zip(parts, [*parts[1:], sys.maxsize], strict=True):
+        found = [b for b in blocks(page) if start < b.line < end]
+        if any(b.before for b in found):
+            assert any(b in RUNNABLE for b in found), f"{page.name}:{start}: no runnable after"
 
 
 def test_python_blocks_are_formatted() -> None:

@@ -99,6 +99,10 @@ async def test_deadline_cancels_the_straggler() -> None:
     assert fast.ok and fast.elapsed == pytest.approx(1)
     assert slow.cancelled and slow.value is None
     assert isinstance(slow.error, A2ATimeoutError) and slow.error.timeout == "deadline"
+    assert str(slow.error) == (
+        "cancelled at the deadline: no answer within the fan-out's timeout of 5s "
+        "(send at http://slow/a2a)"
+    )
     assert slow.elapsed == pytest.approx(5)
 
 
@@ -167,6 +171,9 @@ async def test_merge_streams_per_stream_and_total_deadlines() -> None:
     # late: first event at 30, cut at 25 too (its own timeout is nearer than the total)
     assert len(by_agent["late"]) == 1
     assert isinstance(by_agent["late"][0], A2ATimeoutError)
+    assert by_agent["late"][0].message == (
+        "cancelled at the deadline: the stream of late did not end within its timeout"
+    )
     assert all(b.closed for b in agents.bodies.values())
 
 

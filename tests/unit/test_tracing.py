@@ -293,5 +293,5 @@ def test_no_opentelemetry_is_imported_unless_tracing() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    missing = "ImportError tracing=True needs OpenTelemetry: pip install 'a2a-anyio[otel]'"
+    missing = "ImportError tracing=True needs OpenTelemetry: pip install '.[otel]' in a2a-anyio's checkout"
     assert done.stdout.splitlines() == ["[]", missing, missing, missing]

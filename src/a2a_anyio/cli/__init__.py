@@ -18,9 +18,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:
         if exc.name not in ("rich", "yaml"):
             raise
-        sys.stderr.write(
-            f"a2a-anyio: the command line needs {exc.name}: pip install 'a2a-anyio[cli]'\n"
-        )
+        from a2a_anyio._errors import install_extra
+
+        sys.stderr.write(f"a2a-anyio: the command line needs {exc.name}: {install_extra('cli')}\n")
         return 1
     # --insecure prints its own note; the library's warning would say it a second time.
     warnings.filterwarnings("ignore", "TLS certificates are not verified", UserWarning)

@@ -12,6 +12,7 @@ from typing import Any
 from rich.live import Live
 
 from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._errors import install_extra
 from a2a_anyio._limits import loads
 from a2a_anyio._model import (
     DataPart,
@@ -363,7 +364,7 @@ async def demo(ctx: Context) -> int:
                 FAILURE,
                 "A2ACLI_ERR_INTERNAL",
                 "the demo serves its agents with hypercorn, which is not installed",
-                "pip install 'a2a-anyio[cli]' (the cli extra brings it)",
+                f"{install_extra('cli')} (the cli extra brings it)",
             )
         )
     from a2a_anyio.cli._demo import run_demo

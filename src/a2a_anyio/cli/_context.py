@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import re
 import time
 import traceback
@@ -13,9 +14,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from a2a_anyio._auth import Origin, origin_of
 from a2a_anyio._card import MAX_CARD_BYTES
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._errors import A2AClientError
 from a2a_anyio._http import make_client
 from a2a_anyio._limits import loads, read_file
 from a2a_anyio._model import AgentCard
@@ -28,7 +31,15 @@ from a2a_anyio._registry import (
     is_url,
 )
 from a2a_anyio._retry import RetryAttempt, RetryPolicy
-from a2a_anyio.cli._errors import CardNotFound, Failure, UsageError, classify
+from a2a_anyio.cli._errors import (
+    TIMEOUT,
+    UNREACHABLE,
+    CardNotFound,
+    Failure,
+    UsageError,
+    classify,
+    did_you_mean,
+)
 from a2a_anyio.cli._render import Printer
 
 #: Header names whose values are never shown in diagnostics.
@@ -187,6 +198,9 @@ class Context:
         self.debug = Debug(args.debug, printer)
         self.stack = AsyncExitStack()
         self._registry: AgentRegistry | None = None
+        #: The hint for a failure at the origin of a name tried as a host, close to names of
+        #: the registry.
+        self._guessed: dict[Origin, str] = {}
         self.headers = dict(parse_header(h) for h in args.header or [])
         self.cookies = dict(parse_cookie(c) for c in args.cookie or [])
         for flag, value in (("--bearer", args.bearer), ("--api-key", args.api_key)):
@@ -208,7 +222,13 @@ class Context:
         return bool(a.bearer or a.api_key or self.headers or self.cookies or self.debug.secrets)
 
     def failure(self, exc: BaseException) -> Failure:
-        return classify(exc, credentials=self.credentials)
+        failure = classify(exc, credentials=self.credentials)
+        agent = exc.agent if isinstance(exc, A2AClientError) else None
+        if agent and failure.exit_code in (UNREACHABLE, TIMEOUT):
+            origin = _origin(agent)
+            if origin in self._guessed:  # a name tried as a host: the registry's near names
+                failure = dataclasses.replace(failure, hint=self._guessed[origin])
+        return failure
 
     def report(self, failure: Failure, *, stream: bool = False) -> int:
         """Print a failure (stderr; also stdout under -o json) and return its exit status."""
@@ -290,13 +310,21 @@ class Context:
                     entry = dataclasses.replace(entry, token_env=None)
                 out.append(self._target(entry.name, entry.client_options(), ref=ref, entry=entry))
             return out
+        near = difflib.get_close_matches(ref, [*registry.names(), *registry.group_names()])
         host = ref.split("/", 1)[0]
         if "." in host or ":" in host or host == "localhost":  # a bare host or origin
             scheme = "http" if ref.startswith(_LOCAL_HOSTS) else "https"
             url = f"{scheme}://{ref}"
+            if near and (origin := _origin(url)) is not None:  # a typo? said if it fails
+                where = registry.path or "the registry"
+                self._guessed[origin] = (
+                    f"{ref!r} is not in {where}, so it was tried as a host; {did_you_mean(near)}"
+                )
             return [self._target(ref, {"url": url})]
         where = str(registry.path) if registry.path else "the registry (no registry file found)"
-        raise CardNotFound(f"{ref!r} is not a URL, a card file, or an agent or group of {where}")
+        raise CardNotFound(
+            f"{ref!r} is not a URL, a card file, or an agent or group of {where}", near=near
+        )
 
     def _card_file(self, ref: str, path: Path) -> Target:
         raw = read_input(path, "-a", MAX_CARD_BYTES)
@@ -393,6 +421,13 @@ class Unresolved:
     name: str
     url: str
     failure: Failure
+
+
+def _origin(url: str) -> Origin | None:
+    try:
+        return origin_of(url)
+    except ValueError:  # a port that is no number: the client refuses the URL itself
+        return None
 
 
 def _card_path(ref: str) -> Path | None:

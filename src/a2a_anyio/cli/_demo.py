@@ -114,10 +114,6 @@ async def run_demo(ctx: Context) -> int:
                     stream = streams[name]
                     if isinstance(event, Exception):
                         row.fail(event, ctx.failure(event))
-                        if isinstance(event, A2ATimeoutError):
-                            row.state, row.style = "cancelled at the deadline", "yellow"
-                            written = stream.task.text if stream.task is not None else ""
-                            row.latest = f"had written {written!r}"
                     else:
                         row.apply(event)
                         if stream.finished and stream.task is not None:

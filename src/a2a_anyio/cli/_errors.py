@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,19 @@ class UsageError(Exception):
 
 
 class CardNotFound(Exception):
-    """An agent reference that names no URL, card file or registry entry (exit 3)."""
+    """An agent reference that names no URL, card file or registry entry (exit 3); ``near``
+    holds the registry's names closest to it."""
+
+    def __init__(self, message: str, *, near: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.near = list(near)
+
+
+def did_you_mean(names: Sequence[str]) -> str:
+    """``did you mean 'a'?``, or ``'a', 'b' or 'c'`` for several."""
+    quoted = [repr(n) for n in names]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    return f"did you mean {listed}?"
 
 
 @dataclass(slots=True)
@@ -83,12 +96,10 @@ def classify(exc: BaseException, *, credentials: bool = False) -> Failure:
     if isinstance(exc, AgentRegistryError):
         return Failure(USAGE, "A2A_ANYIO_ERR_CONFIG", msg, _config_hint(exc))
     if isinstance(exc, CardNotFound):
-        return Failure(
-            UNREACHABLE,
-            "A2ACLI_ERR_CARD_NOT_FOUND",
-            msg,
-            "give a URL, a card file, or a name from the registry (a2a-anyio agents)",
-        )
+        hint = "give a URL, a card file, or a name from the registry (a2a-anyio agents)"
+        if exc.near:
+            hint = f"{did_you_mean(exc.near)} (a2a-anyio agents lists the registry)"
+        return Failure(UNREACHABLE, "A2ACLI_ERR_CARD_NOT_FOUND", msg, hint)
     if isinstance(exc, A2ATimeoutError):
         return Failure(TIMEOUT, "A2ACLI_ERR_TIMEOUT", msg, "allow more time with --timeout SECONDS")
     if isinstance(exc, A2AConnectionError):

@@ -14,6 +14,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from a2a_anyio._errors import A2ATimeoutError
+from a2a_anyio._fanout import CUT_AT_DEADLINE
 from a2a_anyio._model import (
     Message,
     StreamEvent,
@@ -96,6 +98,11 @@ class AgentRow:
         self.error, self.failure = error, failure
         self.state, self.style = "error", "red bold"
         self.latest = failure.message
+        if isinstance(error, A2ATimeoutError) and error.timeout == "deadline":
+            self.state, self.style = CUT_AT_DEADLINE, "yellow"
+            written = "".join(text for _, text in self.artifacts.values())
+            if written:
+                self.latest = f"had written {written!r}"
         self._end = time.perf_counter()
 
     def state_text(self) -> Text:

@@ -9,6 +9,7 @@ import anyio
 from rich.live import Live
 
 from a2a_anyio._errors import A2ATimeoutError
+from a2a_anyio._fanout import CUT_AT_DEADLINE
 from a2a_anyio._model import (
     StreamEvent,
 )
@@ -103,7 +104,7 @@ async def fan_out(ctx: Context) -> int:
                     row.finish(result)
                 if scope.cancelled_caught:
                     raise A2ATimeoutError(
-                        f"deadline timeout: no answer within {a.timeout}s",
+                        f"{CUT_AT_DEADLINE}: no answer within the timeout of {a.timeout}s",
                         timeout="deadline",
                         agent=target.url,
                         operation="send",
