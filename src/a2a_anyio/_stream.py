@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, NoReturn, TypeVar
@@ -94,8 +95,9 @@ class MessageStream:
 
     Use it as ``async with ... as stream: async for event in stream`` (the connection is
     released the moment the block exits) or as a plain ``async for`` (released on the final
-    event, at the end of the body, on an error, or by ``aclose()``). The iteration ends after
-    the event that finishes the interaction.
+    event, at the end of the body, on an error, or by ``aclose()``: a loop left by ``break``
+    holds it until then, and a stream garbage-collected open emits a ``ResourceWarning``
+    naming the agent). The iteration ends after the event that finishes the interaction.
 
     A stream cut before that event (a broken connection, or a body that ends while the task
     still works) is re-attached with SubscribeToTask / ``tasks/resubscribe``: the Task snapshot
@@ -480,6 +482,16 @@ class MessageStream:
                 "the stream carried no task and no message", events=self.events, **self._context
             )
         return self.task
+
+    def __del__(self) -> None:
+        # As unclosed files and sockets do: the connection was held until now, and is let go
+        # by the garbage collector, not by the stream.
+        if self._state == "open":
+            warnings.warn(
+                f"unclosed stream of {self.agent}: use 'async with' or call aclose()",
+                ResourceWarning,
+                source=self,
+            )
 
     async def aclose(self) -> None:
         """Release the connection now; iteration stops. Safe to call more than once."""

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 
 import anyio
 import httpx
 import pytest
 
 from a2a_anyio import (
-    NO_RETRY,
-    A2AClient,
     A2AHTTPError,
     A2AServerError,
     A2ATimeoutError,
     Task,
-    TaskNotFoundError,
     TaskState,
     fan_out,
     merge_streams,
@@ -316,36 +311,3 @@ async def test_the_message_of_every_timeout_says_timeout() -> None:
     for error in found.values():
         assert "timeout" in str(error), str(error)
     assert "the task was not finished" in str(found["unfinished"])
-
-
-async def test_the_network_timeouts_of_httpx_say_timeout() -> None:
-    """Read and pool timeouts happen in httpx's network transport, over real sockets: in
-    real time (bounded to a fraction of a second each), not on a virtual clock."""
-    agent = counting_agent()
-    reads = httpx.AsyncClient(timeout=httpx.Timeout(10, read=0.2))
-    one = httpx.AsyncClient(limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(10, pool=0.2))  # fmt: skip
-    with anyio.fail_after(20):
-        async with (
-            agent.serve(),
-            A2AClient(agent.url, http_client=reads, timeout=None, retry=NO_RETRY) as reader,
-            A2AClient(agent.url, http_client=one, timeout=None, retry=NO_RETRY) as pooled,
-            reads,
-            one,
-        ):
-            agent.fault("send", delay=0.6, times=1)
-            read = await _timeout_of(reader.send_message("x"))
-            await pooled.get_card()
-            agent.fault("get", delay=0.6, times=1)
-            async with anyio.create_task_group() as tg:
-                busy = functools.partial(pooled.get_task, "t")  # holds the one connection
-                tg.start_soon(_ignore, busy)
-                await wait_until(lambda: len(agent.requests_for("get")) == 1)
-                pool = await _timeout_of(pooled.get_task("t"))
-    assert (read.timeout, pool.timeout) == ("read", "pool")
-    assert str(read).startswith("read timeout from ")
-    assert str(pool).startswith("pool timeout: no free connection for ")
-
-
-async def _ignore(call: Callable[[], Awaitable[object]]) -> None:
-    with contextlib.suppress(TaskNotFoundError):
-        await call()

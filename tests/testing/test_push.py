@@ -527,3 +527,52 @@ def test_no_post_makes_the_receiver_fail(backend: str, body: bytes) -> None:
         return (await post(PushReceiver(token=TOKEN), [body])).status
 
     assert anyio.run(one, backend=backend) in (200, 400)
+
+
+MIB = 1 << 20
+HOSTILE = {
+    "20-mib": lambda: b'{"statusUpdate": "' + b"x" * (20 * MIB) + b'"}',
+    "nested-100000-deep": lambda: b"[" * 100_000 + b"]" * 100_000,
+    "a-100000-digit-number": lambda: b'{"statusUpdate": {"taskId": ' + b"9" * 100_000 + b"}}",
+}
+
+
+async def raw_post(url: str, body: bytes, token: str | None) -> tuple[int, int]:
+    """POST ``body`` over a socket of our own, sending at most its first 64 KiB before the
+    answer is read; the answer's status and how many of the body's bytes went."""
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    head = f"POST / HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n"
+    if token is not None:
+        head += f"X-A2A-Notification-Token: {token}\r\n"
+    first = body[: 64 * 1024]
+    async with await anyio.connect_tcp(host, int(port)) as sock:
+        await sock.send(head.encode() + b"\r\n" + first)
+        sent = len(first)
+        answer = b""
+        with anyio.fail_after(10):
+            while b"\r\n" not in answer:
+                with anyio.move_on_after(0.25):
+                    answer += await sock.receive()
+                    continue
+                if sent < len(body):  # no answer yet: the server reads on
+                    chunk = body[sent : sent + (1 << 20)]
+                    await sock.send(chunk)
+                    sent += len(chunk)
+    return int(answer.split(b" ", 2)[1]), sent
+
+
+@pytest.mark.parametrize("body", HOSTILE)
+async def test_a_served_receiver_refuses_a_hostile_body_without_the_token_before_reading_it(
+    body: str,
+) -> None:
+    data = HOSTILE[body]()
+    receiver = PushReceiver(token=TOKEN)
+    async with receiver.serve() as url:
+        status, sent = await raw_post(url, data, token=None)
+        assert (status, sent) == (401, min(len(data), 64 * 1024))  # not a byte more was asked
+        status, _ = await raw_post(url, data, token=TOKEN)
+        assert status in (400, 413)
+        async with httpx.AsyncClient() as http:  # and it serves on
+            ok = await http.post(url, content=NOTE, headers={"X-A2A-Notification-Token": TOKEN})
+    assert ok.status_code == 200
+    assert len(receiver.received) == 1 and receiver.rejected == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import warnings
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -215,6 +216,40 @@ async def test_plain_async_for_releases_on_the_final_event() -> None:
         assert agent.body.closed
         assert agent.body.finally_ran
         assert [e async for e in stream] == []  # done stays done
+
+
+async def test_a_plain_async_for_left_by_break_holds_the_connection_until_aclose() -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", V1_HAPPY, hang=True)
+    async with connect(agent) as client:
+        stream = client.stream_message("write")
+        async for _ in stream:
+            break
+        assert not agent.body.closed  # a loop's break does not close an iterator
+        await stream.aclose()
+        assert agent.body.closed
+
+
+async def test_a_stream_dropped_open_warns_naming_the_agent() -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", V1_HAPPY, hang=True)
+    async with connect(agent) as client:
+        stream = client.stream_message("write")
+        async for _ in stream:
+            break
+        with pytest.warns(ResourceWarning, match=f"unclosed stream of {RPC_URL}") as warned:
+            del stream
+            gc.collect()
+        assert len(warned) == 1
+
+        async with client.stream_message("write") as closed:
+            async for _ in closed:
+                break
+        unopened = client.stream_message("write")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            del closed, unopened
+            gc.collect()
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 7, 64])

@@ -19,6 +19,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from a2a_anyio._dialects import Send as SendMessage
 from a2a_anyio._dialects.card import encode_card
+from a2a_anyio._groups import beside
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -425,7 +426,7 @@ class FakeAgent:
             send, receive = anyio.create_memory_object_stream[
                 tuple[PushNotificationConfig, JSONDict]
             ](math.inf)
-            async with anyio.create_task_group() as tg:
+            async with beside() as tg:
                 self._tg = tg
                 self._closing = anyio.Event()
                 self._push_queue = send

@@ -21,6 +21,8 @@ import anyio
 import httpx
 from anyio.abc import TaskGroup
 
+from a2a_anyio._groups import beside
+
 Scope = MutableMapping[str, Any]
 ASGIMessage = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[ASGIMessage]]
@@ -235,7 +237,7 @@ async def serve_app(
                 stopped.set()
 
         url_host = f"[{host}]" if family == socket.AF_INET6 else host
-        async with anyio.create_task_group() as tg:
+        async with beside() as tg:
             tg.start_soon(run)
             try:
                 yield f"http://{url_host}:{bound_port}"
