@@ -67,8 +67,9 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
-from a2a_anyio._observe import Span, observer
+from a2a_anyio._observe import Span
 from a2a_anyio._payloads import Decoder, PayloadTypes
+from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import MessageStream, Opener, StreamWire
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates

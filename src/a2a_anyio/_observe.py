@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import NamedTuple, TypeVar
 
-from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped, install_extra
+from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped
 
 T = TypeVar("T")
 #: What a span attribute or event attribute may hold.
@@ -120,25 +120,6 @@ class Tracing:
 NO_TRACING = Tracing()
 
 
-def tracing_for(enabled: bool) -> Tracing:
-    """The tracing of a client made with ``tracing=enabled``.
-
-    Raises:
-        ImportError: ``enabled`` and OpenTelemetry is not installed.
-    """
-    if not enabled:
-        return NO_TRACING
-    try:
-        from a2a_anyio._tracing import OtelTracing
-    except ImportError as exc:
-        if not (exc.name or "").startswith("opentelemetry"):
-            raise
-        raise ImportError(
-            f"tracing=True needs OpenTelemetry: {install_extra('otel')}", name=exc.name
-        ) from exc
-    return OtelTracing()
-
-
 class Observer(NamedTuple):
     """Where a client reports: its ``logger`` and its ``tracing``."""
 
@@ -152,12 +133,3 @@ class Observer(NamedTuple):
         current span."""
         self.logger.info(message, *args)
         self.tracing.event(event, attributes)
-
-
-def observer(logger: logging.Logger | None, tracing: bool) -> Observer:
-    """The observer of a client made with ``logger=`` and ``tracing=``.
-
-    Raises:
-        ImportError: ``tracing`` and OpenTelemetry is not installed.
-    """
-    return Observer(logger if logger is not None else LOGGER, tracing_for(tracing))

@@ -19,9 +19,9 @@ from a2a_anyio._http import (
     warn_unverified,
 )
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
-from a2a_anyio._observe import tracing_for
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
+from a2a_anyio._reporting import tracing_for
 from a2a_anyio._wires import LearnedWires
 
 

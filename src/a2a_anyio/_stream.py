@@ -490,6 +490,7 @@ class MessageStream:
             warnings.warn(
                 f"unclosed stream of {self.agent}: use 'async with' or call aclose()",
                 ResourceWarning,
+                stacklevel=1,  # no caller of ours to name: the collector runs it
                 source=self,
             )
 
