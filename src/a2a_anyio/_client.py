@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 import anyio
 
@@ -34,15 +34,15 @@ from a2a_anyio._dialects import (
     Send,
     SendConfig,
     TaskRef,
-    V03Dialect,
-    V1Dialect,
     WireCodec,
     WireRequest,
 )
+from a2a_anyio._dialects._values import UNEXPECTED_SHAPE
 from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
 from a2a_anyio._dialects.follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._errors import (
     A2AClientError,
+    A2AProtocolError,
     UnsupportedOperationError,
 )
 from a2a_anyio._exchange import Exchange
@@ -62,10 +62,12 @@ from a2a_anyio._model import (
     AgentCard,
     Message,
     PushNotificationConfig,
+    Role,
     StreamEvent,
     Task,
     TaskPage,
     TaskState,
+    new_id,
 )
 from a2a_anyio._observe import Span
 from a2a_anyio._payloads import Decoder, PayloadTypes
@@ -91,25 +93,105 @@ async def _notify(callback: Callable[[Any], Any], event: Any) -> None:
 DEFAULT_IDLE_TIMEOUT = 300.0
 
 
+#: The forms a message is accepted in, said by the errors that refuse one.
+MESSAGE_FORMS = (
+    "a message is a str, a Message, or a dict in any dialect's shape, "
+    'such as {"role": "user", "parts": [{"text": "hi"}]}'
+)
+
+
 def coerce_message(message: MessageInput) -> Message:
-    """A Message from a str, a dict in any dialect's shape, or a Message."""
+    """A Message from a str, a dict in any dialect's shape, or a Message.
+
+    Raises:
+        ValueError: anything else, or a dict that is not a message (it says ``MESSAGE_FORMS``).
+    """
     if isinstance(message, Message):
         return message
     if isinstance(message, str):
         return Message.user(message)
-    if isinstance(message, Mapping):
-        d = dict(message)
-        d.setdefault("role", "user")
-        parts = d.get("parts") or []
-        pre_v1 = d.get("kind") == "message" or d.get("role") in ("user", "agent")
-        pre_v1 = pre_v1 or any(isinstance(p, dict) and ("kind" in p or "type" in p) for p in parts)
-        decoded = (V03Dialect() if pre_v1 else V1Dialect()).decode_message(d)
-        if not decoded.message_id:
-            decoded = replace(decoded, message_id=Message.user("x").message_id)
-        if not decoded.parts:
-            raise ValueError("a message needs at least one part")
-        return decoded
-    raise ValueError(f"message must be a str, a dict or a Message, not {type(message).__name__}")
+    if not isinstance(message, Mapping):
+        raise ValueError(f"message cannot be of type {type(message).__name__}: {MESSAGE_FORMS}")
+    try:
+        decoded = Message.from_dict(message)
+    except A2AProtocolError as exc:
+        # The readers of the agent's values blame the agent; this value is the caller's.
+        why = exc.message.removeprefix(UNEXPECTED_SHAPE)
+        raise ValueError(
+            f"message does not have a message's shape ({why}): {MESSAGE_FORMS}"
+        ) from None
+    if not decoded.parts:
+        raise ValueError(f"message has no parts: {MESSAGE_FORMS}")
+    if "role" not in message:
+        decoded = replace(decoded, role=Role.USER)
+    return decoded if decoded.message_id else replace(decoded, message_id=new_id())
+
+
+def prepare_send(
+    message: MessageInput,
+    metadata: Mapping[str, Any] | None = None,
+    context_id: str | None = None,
+    task_id: str | None = None,
+    blocking: bool = True,
+    history_length: int | None = None,
+    accepted_output_modes: Sequence[str] | None = None,
+    push_config: PushNotificationConfig | None = None,
+) -> tuple[Message, SendConfig]:
+    """The message and options of a send (as ``send_message`` takes them), checked before
+    anything is sent.
+
+    Raises:
+        ValueError: a message that cannot be made into a ``Message`` (see ``coerce_message``).
+        TypeError: an option of the wrong type (the error names what it accepts).
+    """
+    msg = coerce_message(message)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        _refuse("metadata", metadata, "a mapping (dict) of names to JSON values")
+    for name, value in (("context_id", context_id), ("task_id", task_id)):
+        if value is not None and not isinstance(value, str):
+            _refuse(name, value, "a str")
+    if not isinstance(blocking, bool):
+        _refuse("blocking", blocking, "a bool")
+    if history_length is not None and (
+        not isinstance(history_length, int) or isinstance(history_length, bool)
+    ):
+        _refuse("history_length", history_length, "an int")
+    if accepted_output_modes is not None and (
+        isinstance(accepted_output_modes, str)
+        or not isinstance(accepted_output_modes, Sequence)
+        or not all(isinstance(mode, str) for mode in accepted_output_modes)
+    ):
+        _refuse("accepted_output_modes", accepted_output_modes, "a list of media types (str)")
+    if push_config is not None and not isinstance(push_config, PushNotificationConfig):
+        _refuse("push_config", push_config, "a PushNotificationConfig")
+    if context_id is not None or task_id is not None:
+        msg = replace(
+            msg,
+            context_id=context_id if context_id is not None else msg.context_id,
+            task_id=task_id if task_id is not None else msg.task_id,
+        )
+    config = SendConfig(
+        blocking,
+        history_length,
+        list(accepted_output_modes) if accepted_output_modes is not None else None,
+        push_config,
+        dict(metadata) if metadata else None,
+    )
+    return msg, config
+
+
+def check_send(message: MessageInput, options: Mapping[str, Any]) -> None:
+    """Raise what ``prepare_send`` raises for ``message`` and the options of ``options`` it
+    takes (the others, a timeout say, are left alone): a call that sends to many agents
+    raises the caller's mistakes once, before sending."""
+    prepare_send(message, **{k: v for k, v in options.items() if k in _PREPARED})
+
+
+_PREPARED = frozenset(inspect.signature(prepare_send).parameters) - {"message"}
+
+
+def _refuse(name: str, value: Any, accepted: str) -> NoReturn:
+    raise TypeError(f"{name} must be {accepted}, not {type(value).__name__}")
 
 
 class A2AClient:
@@ -580,10 +662,14 @@ class A2AClient:
                 ``TaskNotCancelableError`` (continuing a task that is gone or done),
                 ``InvalidParamsError``, ``ContentTypeNotSupportedError``...
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
-            ValueError: a message that cannot be made into a ``Message``.
+            ValueError: a message that cannot be made into a ``Message`` (the error says the
+                forms accepted: a ``str``, a ``Message``, or a dict in any dialect's shape).
+            TypeError: an option of the wrong type (``metadata`` not a mapping,
+                ``accepted_output_modes`` a str, ``push_config`` not a
+                ``PushNotificationConfig``...); the error names what it accepts.
             RuntimeError: the client is closed.
         """
-        msg, config = self._prepare(
+        msg, config = prepare_send(
             message, metadata, context_id, task_id, blocking, history_length,
             accepted_output_modes, push_config,
         )  # fmt: skip
@@ -694,33 +780,6 @@ class A2AClient:
         assert final is not None
         return final
 
-    def _prepare(
-        self,
-        message: MessageInput,
-        metadata: Mapping[str, Any] | None,
-        context_id: str | None,
-        task_id: str | None,
-        blocking: bool,
-        history_length: int | None,
-        accepted_output_modes: list[str] | None,
-        push_config: PushNotificationConfig | None,
-    ) -> tuple[Message, SendConfig]:
-        msg = coerce_message(message)
-        if context_id is not None or task_id is not None:
-            msg = replace(
-                msg,
-                context_id=context_id if context_id is not None else msg.context_id,
-                task_id=task_id if task_id is not None else msg.task_id,
-            )
-        config = SendConfig(
-            blocking,
-            history_length,
-            accepted_output_modes,
-            push_config,
-            dict(metadata) if metadata else None,
-        )
-        return msg, config
-
     def stream_message(
         self,
         message: MessageInput,
@@ -742,11 +801,13 @@ class A2AClient:
         the default: no limit; the client's ``timeout`` does not apply to streams).
 
         Raises:
+            ValueError: a message that cannot be made into a ``Message``, as ``send_message``.
+            TypeError: an option of the wrong type, as ``send_message``.
             RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
                 ``MessageStream``).
         """
         self._check_open()
-        msg, config = self._prepare(
+        msg, config = prepare_send(
             message, metadata, context_id, task_id, True, history_length,
             accepted_output_modes, push_config,
         )  # fmt: skip

@@ -13,7 +13,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._client import A2AClient, MessageInput, check_send
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
 from a2a_anyio._stream import MessageStream
@@ -251,11 +251,13 @@ async def fan_out(
 
     Raises:
         AgentRegistryError: a target names no URL, agent or group of the registry.
-        ValueError: ``first`` is below 1. Failures of the agents are not raised: each is the ``error``
-            of its ``AgentResult``.
+        ValueError: ``first`` is below 1, or a message that cannot be made into a ``Message``.
+            Failures of the agents are not raised: each is the ``error`` of its ``AgentResult``.
+        TypeError: an option of the send of the wrong type (as ``A2AClient.send_message``).
     """
     if first is not None and first < 1:
         raise ValueError("first must be at least 1")
+    check_send(message, send_options)
     if timeout is not None:  # each send may take the fan-out's time, not the client's
         send_options.setdefault("timeout", timeout)
     results: list[AgentResult] = []
@@ -358,7 +360,10 @@ def fan_out_stream(
         AgentRegistryError: (on entering it) a target names no URL, agent or group of the
             registry. With ``fail_fast=True`` the first stream's error is raised while reading;
             otherwise each failure is a ``StreamItem`` whose event is the error.
+        ValueError: a message that cannot be made into a ``Message``.
+        TypeError: an option of the stream of the wrong type (as ``A2AClient.stream_message``).
     """
+    check_send(message, stream_options)
     return FanOutStream(
         targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
         fail_fast=fail_fast, stream_options={"message": message, **stream_options},

@@ -69,15 +69,17 @@ class _CountedBody(httpx.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         pending = 0  # bytes since the last event end: what the framer may be holding
         last = b""  # the previous chunk's last byte: an event end may span two chunks
-        first = True
+        head: bytes | None = b""  # the body's first bytes, held while they may be a BOM
         limit, on_chunk = self._limit, self._on_chunk
         chunks = self._body
         async for chunk in chunks:
             on_chunk()  # an empty piece too: bytes arrived that decode to nothing yet
-            if first and chunk:
-                first = False
-                if chunk.startswith(_BOM):  # httpx-sse keeps a BOM; the spec drops it
-                    chunk = chunk[len(_BOM) :]
+            if head is not None:
+                head += chunk
+                if len(head) < len(_BOM) and _BOM.startswith(head):
+                    continue  # a BOM's first bytes, or none yet: it may come over reads
+                chunk = head.removeprefix(_BOM)  # httpx-sse keeps a BOM; the spec drops it
+                head = None
             if not chunk:
                 continue
             end = max(chunk.rfind(b"\n\n"), chunk.rfind(b"\r\r"), chunk.rfind(b"\n\r"))
@@ -93,6 +95,8 @@ class _CountedBody(httpx.AsyncByteStream):
                 raise oversize(self._url, limit, self._context)
             last = chunk[-1:]
             yield chunk
+        if head:
+            yield head  # a body of part of a BOM only: not a BOM
 
     async def aclose(self) -> None:
         await self._response.aclose()

@@ -32,7 +32,13 @@ async def send_text(
 
     Raises:
         A2AClientError: as ``A2AClient.send_message``.
+        TypeError: ``text`` is not a str (a message in another form is for ``send_message``).
     """
+    if not isinstance(text, str):
+        raise TypeError(
+            f"text must be a str, not {type(text).__name__} "
+            "(A2AClient.send_message takes a message in any form)"
+        )
     parts: list[Part] = [TextPart(text)]
     if tool is not None:
         parts.append(

@@ -200,6 +200,8 @@ class AgentPool:
         Raises:
             AgentRegistryError: a target names no URL, agent or group of the registry. Failures of the agents are in
                 the results.
+            ValueError: as ``fan_out``: a message that cannot be made into a ``Message``.
+            TypeError: as ``fan_out``: an option of the send of the wrong type.
         """
         return await fan_out(
             targets, message, timeout=timeout, limit=limit, first=first, pool=self, **send_options
@@ -221,6 +223,8 @@ class AgentPool:
         Raises:
             AgentRegistryError: (on entering it) a target names no URL, agent or group of the
                 registry.
+            ValueError: as ``fan_out_stream``: a message that cannot be made into a ``Message``.
+            TypeError: as ``fan_out_stream``: an option of the stream of the wrong type.
         """
         return fan_out_stream(
             targets, message, timeout=timeout, stream_timeout=stream_timeout, limit=limit,

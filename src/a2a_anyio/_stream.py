@@ -472,9 +472,16 @@ class MessageStream:
 
         Raises:
             A2AClientError: as reading the stream does.
+            RuntimeError: the stream was closed before its end (its ``async with`` block was
+                left, or ``aclose()`` called): call ``result()`` before that.
         """
         async for _ in self:
             pass
+        if not self._follower.done:
+            raise RuntimeError(
+                "the stream was closed before its end: call result() inside its block, "
+                "before it is closed"
+            )
         if self.message is not None:
             return self.message
         if self.task is None:

@@ -108,6 +108,8 @@ class SyncMessageStream:
 
         Raises:
             A2AClientError: as reading the stream does (see ``MessageStream``).
+            RuntimeError: the stream was closed before its end (its ``with`` block was left, or
+                ``close()`` called): call ``result()`` before that. Also: the client is closed.
         """
         return self._calls.run(self._stream.result)
 
@@ -288,6 +290,7 @@ class SyncA2AClient(Facade):
             A2AClientError: as ``A2AClient.send_message``: the agent's error as its ``A2ARPCError`` subclass, or
                 a failure of the connection, deadline, HTTP status or answer.
             ValueError: as ``A2AClient.send_message`` (a message that cannot be made one).
+            TypeError: as ``A2AClient.send_message`` (an option of the wrong type).
             RuntimeError: the client is closed, or closed while the call ran.
         """
         return self._calls.run(
@@ -326,6 +329,8 @@ class SyncA2AClient(Facade):
         whole stream, as ``timeout`` bounds a unary call (None, the default: no limit).
 
         Raises:
+            ValueError: as ``A2AClient.stream_message`` (a message that cannot be made one).
+            TypeError: as ``A2AClient.stream_message`` (an option of the wrong type).
             RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
                 ``SyncMessageStream``).
         """

@@ -131,8 +131,9 @@ class SyncAgentPool(Facade):
         failing agent never stops the others: each outcome is in its result.
 
         Raises:
-            ValueError: a client of another pool among the targets. Failures of the agents are in the
-                results.
+            ValueError: a client of another pool among the targets, or a message that cannot be
+                made into a ``Message``. Failures of the agents are in the results.
+            TypeError: an option of the send of the wrong type (as ``A2AClient.send_message``).
         """
         clients: list[A2AClient | str] = []
         for target in targets:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -30,6 +31,7 @@ from a2a_anyio import (
     TaskState,
     TextPart,
     UnsupportedOperationError,
+    send_text,
 )
 
 from ._support import (
@@ -315,11 +317,121 @@ async def test_send_returns_a_message() -> None:
     assert (reply.role, reply.text) == (Role.AGENT, "pong")
 
 
-@pytest.mark.parametrize("message", [{"role": "user", "parts": []}, 42, None])
-async def test_send_bad_message(message: Any) -> None:
-    async with connect(v1_agent()) as client:
-        with pytest.raises(ValueError, match="message"):
-            await client.send_message(message)
+#: What every refusal of a message says is accepted.
+FORMS = (
+    "a message is a str, a Message, or a dict in any dialect's shape, "
+    'such as {"role": "user", "parts": [{"text": "hi"}]}'
+)
+BAD_MESSAGES = [
+    ({"role": "user", "parts": []}, "message has no parts: "),
+    ({"text": "hi"}, "message has no parts: "),
+    ({"role": "user", "content": "hi"}, "message does not have a message's shape (content is not a list): "),
+    ({"role": "user", "parts": ["hi"]}, "message does not have a message's shape (part is not an object): "),
+    ({"role": "user", "parts": [{"text": 5}]}, "message does not have a message's shape (text part is not a string): "),
+    (42, "message cannot be of type int: "),
+    (None, "message cannot be of type NoneType: "),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["send", "stream"])
+@pytest.mark.parametrize(("message", "error"), BAD_MESSAGES, ids=range(len(BAD_MESSAGES)))
+async def test_a_bad_message_is_the_callers_error(message: Any, error: str, stream: bool) -> None:
+    agent = v1_agent()
+    async with connect(agent) as client:
+        with pytest.raises(ValueError, match="a message is a str") as info:
+            if stream:
+                client.stream_message(message)
+            else:
+                await client.send_message(message)
+    assert str(info.value) == error + FORMS
+    shown = "".join(traceback.format_exception(info.value))
+    assert "A2AProtocolError" not in shown  # no error of the agent's, not even as a cause
+    assert agent.calls == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user", "parts": [{"text": "hi"}]},  # v1.0 with v0.3's role
+        {"parts": [{"text": "hi"}]},
+        {"role": "user", "parts": [{"kind": "text", "text": "hi"}]},  # v0.3
+        {"role": "user", "parts": [{"type": "text", "text": "hi"}]},  # tasks/send
+        {"role": "ROLE_USER", "content": [{"text": "hi"}]},  # v0.3 HTTP+JSON
+    ],
+)
+async def test_a_message_dict_in_any_dialect_s_shape(message: dict[str, Any]) -> None:
+    agent = v1_agent()
+    async with connect(agent) as client:
+        await client.send_message(message)
+    sent = agent.calls[0]["params"]["message"]
+    assert (sent["role"], sent["parts"]) == ("ROLE_USER", [{"text": "hi"}])
+    assert sent["messageId"]
+
+
+async def test_a_v1_message_dict_without_a_role_is_the_user_s() -> None:
+    agent = v1_agent()
+    part = {"url": "https://files.example/a.pdf", "mediaType": "application/pdf"}
+    async with connect(agent) as client:
+        await client.send_message({"parts": [part]})
+    sent = agent.calls[0]["params"]["message"]
+    assert (sent["role"], sent["parts"]) == ("ROLE_USER", [part])
+
+
+async def test_the_same_shape_from_the_agent_is_the_agent_s_error() -> None:
+    agent = v1_agent()
+    agent.results["SendMessage"] = {"message": {"messageId": "r", "role": "ROLE_AGENT", "parts": ["hi"]}}  # fmt: skip
+    async with connect(agent) as client:
+        with pytest.raises(A2AProtocolError, match="unexpected response shape: part is not an object"):  # fmt: skip
+            await client.send_message("hi")
+
+
+async def test_the_one_shot_send_takes_a_text_only() -> None:
+    agent = v1_agent()
+    async with httpx.AsyncClient(transport=agent.transport()) as http:
+        with pytest.raises(TypeError) as info:
+            await send_text(BASE, {"role": "user", "parts": ["hi"]}, http_client=http)  # type: ignore[arg-type]
+        assert await send_text(BASE, "hi", http_client=http) == Task.from_dict(V1_TASK)
+    assert str(info.value) == (
+        "text must be a str, not dict (A2AClient.send_message takes a message in any form)"
+    )
+    assert len(agent.calls) == 1
+
+
+BAD_OPTIONS = [
+    ("metadata", "skill", "metadata must be a mapping (dict) of names to JSON values, not str"),
+    ("metadata", [("a", 1)], "metadata must be a mapping (dict) of names to JSON values, not list"),
+    ("accepted_output_modes", "text/plain", "accepted_output_modes must be a list of media types (str), not str"),
+    ("accepted_output_modes", [1], "accepted_output_modes must be a list of media types (str), not list"),
+    ("push_config", {"url": "https://hook.example/cb"}, "push_config must be a PushNotificationConfig, not dict"),
+    ("history_length", "3", "history_length must be an int, not str"),
+    ("context_id", 7, "context_id must be a str, not int"),
+    ("task_id", 7, "task_id must be a str, not int"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["send", "stream"])
+@pytest.mark.parametrize(("name", "value", "error"), BAD_OPTIONS, ids=range(len(BAD_OPTIONS)))
+async def test_an_option_of_the_wrong_type_says_what_it_accepts(
+    name: str, value: Any, error: str, stream: bool
+) -> None:
+    agent = v1_agent()
+    async with connect(agent) as client:
+        with pytest.raises(TypeError) as info:
+            if stream:
+                client.stream_message("hi", **{name: value})
+            else:
+                await client.send_message("hi", **{name: value})
+    assert str(info.value) == error
+    assert agent.calls == []
+
+
+async def test_blocking_is_a_bool_and_modes_any_sequence() -> None:
+    agent = v1_agent()
+    async with connect(agent) as client:
+        with pytest.raises(TypeError, match=r"^blocking must be a bool, not str$"):
+            await client.send_message("hi", blocking="no")  # type: ignore[arg-type]
+        await client.send_message("hi", accepted_output_modes=("text/plain",))  # type: ignore[arg-type]
+    assert agent.calls[0]["params"]["configuration"]["acceptedOutputModes"] == ["text/plain"]
 
 
 # -- other operations ------------------------------------------------------------------------------

@@ -45,8 +45,10 @@ class Agents:
         self.running = 0
         self.most_running = 0
         self.bodies: dict[str, ScriptedBody] = {}
+        self.requests = 0
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
         host = request.url.host
         body = json.loads(request.content)
         req_id = body["id"]
@@ -135,6 +137,27 @@ async def test_bad_first_and_no_targets() -> None:
     with pytest.raises(ValueError, match="first"):
         await fan_out([], "hi", first=0)
     assert await fan_out([], "hi") == []
+
+
+SHAPE = r"^message does not have a message's shape \(part is not an object\): a message is a str"
+
+
+async def test_the_caller_s_mistakes_are_raised_once_before_any_agent_is_sent_them() -> None:
+    agents = Agents()
+    clients = agents.clients("a", "b")
+    with pytest.raises(ValueError, match=SHAPE):
+        await fan_out(clients, {"role": "user", "parts": ["hi"]})
+    with pytest.raises(TypeError, match=r"^metadata must be a mapping \(dict\) of names"):
+        await fan_out(clients, "hi", metadata="skill", on_event=print)
+    with pytest.raises(ValueError, match=SHAPE):
+        fan_out_stream(clients, {"role": "user", "parts": ["hi"]})
+    with pytest.raises(
+        TypeError, match=r"^push_config must be a PushNotificationConfig, not dict$"
+    ):
+        fan_out_stream(
+            clients, "hi", push_config={"url": "https://hook.example/cb"}, idle_timeout=5
+        )
+    assert agents.requests == 0
 
 
 @on_mock_clock()

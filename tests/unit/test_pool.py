@@ -181,3 +181,15 @@ async def test_a_client_closed_by_its_user_is_replaced() -> None:
         second = pool.client(BASE)
         assert second is not first
         assert not second.closed
+
+
+async def test_fan_out_refuses_the_caller_s_mistakes_before_sending() -> None:
+    agent = FakeAgent(v1_card())
+    async with pool_for(agent) as pool:
+        with pytest.raises(ValueError, match=r"^message has no parts: a message is a str"):
+            await pool.fan_out([BASE, BASE], {"text": "hi"})
+        with pytest.raises(ValueError, match=r"^message has no parts: a message is a str"):
+            pool.fan_out_stream([BASE, BASE], {"role": "user", "content": []})
+        with pytest.raises(TypeError, match=r"^history_length must be an int, not str$"):
+            await pool.fan_out([BASE], "hi", history_length="3")
+    assert agent.requests == []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import itertools
+
 import anyio
 import httpx
 import pytest
@@ -18,12 +21,14 @@ pytestmark = pytest.mark.anyio
 URL = "http://agent.test/"
 
 
-async def decode(*chunks: bytes, limit: int = 1 << 20) -> list[str]:
+async def decode(
+    *chunks: bytes, limit: int = 1 << 20, headers: dict[str, str] | None = None
+) -> list[str]:
     """The data of every event the body ``chunks`` carry, as the client reads them."""
 
     def answer(request: httpx.Request) -> httpx.Response:
-        headers = {"content-type": "text/event-stream"}
-        return httpx.Response(200, headers=headers, stream=ScriptedBody(chunks))
+        sent = {"content-type": "text/event-stream", **(headers or {})}
+        return httpx.Response(200, headers=sent, stream=ScriptedBody(chunks))
 
     mock = httpx.AsyncClient(transport=httpx.MockTransport(answer))
     http = HttpTransport(mock, owns_client=True, max_event_bytes=limit)
@@ -93,6 +98,39 @@ async def test_a_bom_and_any_id_or_retry_value() -> None:
     assert await decode(hostile + b"\ndata: y\n\n") == ["y"]
 
 
+BOM = b"\xef\xbb\xbf"
+FIRST = BOM + b"data: first\n\ndata: second\n\n"
+
+
+def split(body: bytes, cuts: tuple[int, ...]) -> list[bytes]:
+    return [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+
+
+@pytest.mark.parametrize(
+    "cuts",
+    [cuts for n in range(1, 4) for cuts in itertools.combinations(range(1, 5), n)],
+    ids=str,
+)
+async def test_a_bom_split_over_reads_is_dropped(cuts: tuple[int, ...]) -> None:
+    assert await decode(*split(FIRST, cuts)) == ["first", "second"]
+
+
+async def test_a_bom_among_reads_that_decode_to_nothing_is_dropped() -> None:
+    # One byte a read, gzipped: the header's reads decode to empty pieces.
+    packed = gzip.compress(FIRST)
+    pieces = [packed[i : i + 1] for i in range(len(packed))]
+    assert await decode(*pieces, headers={"content-encoding": "gzip"}) == ["first", "second"]
+
+
+@pytest.mark.parametrize("start", [BOM[:1], BOM[:2], BOM[1:]], ids=["ef", "efbb", "bbbf"])
+async def test_part_of_a_bom_is_not_one(start: bytes) -> None:
+    body = start + b"data: kept\n\ndata: second\n\n"
+    # The bytes pass on unchanged: the first line's field is not "data", however they came.
+    assert await decode(start, body[len(start) :]) == ["second"]
+    assert await decode(*(body[i : i + 1] for i in range(len(body)))) == ["second"]
+    assert await decode(start, b"\ndata: x\n\n") == ["x"]
+
+
 async def test_an_unfinished_event_is_not_delivered() -> None:
     assert await decode(b"data: complete\n\n", b"data: cut short\n") == ["complete"]
 
@@ -138,12 +176,13 @@ _LINES = st.lists(
     lines=_LINES,
     eol=st.sampled_from([b"\n", b"\r\n", b"\r"]),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=20),
+    start=st.sampled_from([b"", BOM, BOM[:1], BOM[:2]]),
     backend=st.sampled_from(["asyncio", "trio"]),
 )
 def test_chunking_never_changes_the_events(
-    lines: list[bytes], eol: bytes, cuts: list[int], backend: str
+    lines: list[bytes], eol: bytes, cuts: list[int], start: bytes, backend: str
 ) -> None:
-    body = eol.join(lines) + eol + eol
+    body = start + eol.join(lines) + eol + eol
     whole = anyio.run(decode, body, backend=backend)
     points = sorted({c for c in cuts if c < len(body)})
     pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]

@@ -366,6 +366,43 @@ async def test_message_reply_ends_the_stream() -> None:
     assert stream.task is None
 
 
+CLOSED_EARLY = (
+    "the stream was closed before its end: call result() inside its block, before it is closed"
+)
+
+
+@pytest.mark.parametrize("how", ["block-left", "aclose", "never-read"])
+async def test_result_of_a_stream_closed_before_its_end_says_so(how: str) -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", V1_HAPPY)
+    async with connect(agent) as client:
+        if how == "block-left":
+            async with client.stream_message("x") as stream:
+                async for _ in stream:
+                    break  # the task is still submitted
+        else:
+            stream = client.stream_message("x")
+            if how == "aclose":
+                await stream.__anext__()
+            await stream.aclose()
+        with pytest.raises(RuntimeError) as info:
+            await stream.result()
+    assert str(info.value) == CLOSED_EARLY
+    assert not stream.finished
+
+
+async def test_result_after_the_block_of_a_stream_read_to_its_end() -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", V1_HAPPY)
+    async with connect(agent) as client:
+        async with client.stream_message("x") as stream:
+            async for _ in stream:
+                pass
+        result = await stream.result()  # the end was read: the result stands
+    assert isinstance(result, Task)
+    assert result.state is TaskState.COMPLETED
+
+
 async def test_result_consumes_the_rest() -> None:
     agent = StreamingAgent()
     agent.stream("SendStreamingMessage", V1_HAPPY)

@@ -330,6 +330,12 @@ def test_leaving_with_early_releases_the_connection(backend: str) -> None:
             assert agent.body.is_open()
         assert agent.body.closed
         assert not stream.finished
+        with pytest.raises(RuntimeError) as info:
+            stream.result()
+        assert str(info.value) == (
+            "the stream was closed before its end: call result() inside its block, "
+            "before it is closed"
+        )
         assert next(iter(stream), None) is None  # closed: iteration stops
         stream.close()  # idempotent
         assert client.get_task("t-1").id == "t-1"  # the client goes on
@@ -440,6 +446,13 @@ def test_errors_arrive_typed(backend: str) -> None:
             client.send_message(42)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="message"):
             client.stream_message(42)  # type: ignore[arg-type]
+        shape = r"^message does not have a message's shape \(part is not an object\): a message is a str"
+        with pytest.raises(ValueError, match=shape):
+            client.send_message({"role": "user", "parts": ["hi"]})
+        with pytest.raises(ValueError, match=shape):
+            client.stream_message({"role": "user", "parts": ["hi"]})
+        with pytest.raises(TypeError, match=r"^metadata must be a mapping \(dict\) of names"):
+            client.send_message("hi", metadata="skill")  # type: ignore[arg-type]
         assert client.get_card().name == "Test Agent"  # still usable after all that
     with connect(FakeAgent(None), backend) as client, pytest.raises(A2ADiscoveryError):
         client.get_card()
@@ -714,4 +727,10 @@ def test_pool_fan_out_from_two_threads_with_a_callback(backend: str) -> None:
             pytest.raises(ValueError, match="this pool"),
         ):
             pool.fan_out([foreign], "x")
+        calls = len(pool_agents.calls)
+        with pytest.raises(ValueError, match=r"^message has no parts: a message is a str"):
+            pool.fan_out([BASE, BASE], {"text": "hi"})
+        with pytest.raises(TypeError, match=r"^accepted_output_modes must be a list of media"):
+            pool.fan_out([BASE, BASE], "hi", accepted_output_modes="text/plain")
+        assert len(pool_agents.calls) == calls  # refused before any agent was sent anything
     assert len(seen) == 6

@@ -53,9 +53,13 @@ _ROLES: dict[Any, Role] = {
 }
 
 
+#: What starts the message of a protocol error for a value of the wrong shape.
+UNEXPECTED_SHAPE = "unexpected response shape: "
+
+
 def bad(what: str) -> NoReturn:
     """Raise the protocol error for a payload that does not have the expected shape."""
-    raise A2AProtocolError(f"unexpected response shape: {what}")
+    raise A2AProtocolError(UNEXPECTED_SHAPE + what)
 
 
 def obj(value: Any, what: str) -> JSONDict:
