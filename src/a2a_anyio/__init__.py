@@ -63,17 +63,9 @@ from a2a_anyio._stream import MessageStream
 
 if _TYPE_CHECKING:
     from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
-    from a2a_anyio._fanout import (
-        AgentResult,
-        FanOutStream,
-        MergedStreams,
-        StreamItem,
-        fan_out,
-        fan_out_stream,
-        merge_streams,
-    )
+    from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
     from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
-    from a2a_anyio._pool import AgentPool
+    from a2a_anyio._pool import AgentPool, FanOutStream, fan_out, fan_out_stream
     from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
     from a2a_anyio._signing import CardVerifier, VerifiedCard, canonicalize, sign_card
     from a2a_anyio._sync import SyncA2AClient, SyncMessageStream
@@ -93,11 +85,11 @@ _LAZY = {
     "Bearer": "a2a_anyio._auth_schemes",
     "OAuth2ClientCredentials": "a2a_anyio._auth_schemes",
     "AgentResult": "a2a_anyio._fanout",
-    "FanOutStream": "a2a_anyio._fanout",
+    "FanOutStream": "a2a_anyio._pool",
     "MergedStreams": "a2a_anyio._fanout",
     "StreamItem": "a2a_anyio._fanout",
-    "fan_out": "a2a_anyio._fanout",
-    "fan_out_stream": "a2a_anyio._fanout",
+    "fan_out": "a2a_anyio._pool",
+    "fan_out_stream": "a2a_anyio._pool",
     "merge_streams": "a2a_anyio._fanout",
     "cancel_task": "a2a_anyio._oneshot",
     "discover": "a2a_anyio._oneshot",

@@ -1,25 +1,23 @@
-"""Many agents at once: merged streams and fan-out, in one task group per call."""
+"""Many agents at once: merged streams, and sending to many clients, in one task group per
+call (the fan-outs that take agents by name are the pool's)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from contextlib import AsyncExitStack, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from a2a_anyio._client import A2AClient, MessageInput, check_send
+from a2a_anyio._client import A2AClient, MessageInput
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
 from a2a_anyio._stream import MessageStream
-
-if TYPE_CHECKING:
-    from a2a_anyio._pool import AgentPool
 
 #: An agent to fan out to: a client, a URL, or a registry agent's or group's name (served
 #: from a pool).
@@ -203,92 +201,42 @@ class AgentResult:
 _UNSUCCESSFUL = frozenset({TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED})
 
 
-def _name(target: Target) -> str:
-    if isinstance(target, A2AClient):
-        return target.url or target.endpoint or repr(target)
-    return target
-
-
-async def _clients(
-    targets: Sequence[Target] | str, pool: AgentPool | None, stack: AsyncExitStack
-) -> list[tuple[str, A2AClient]]:
-    """Each target's name and client; registry names are looked up, groups expanded."""
-    if isinstance(targets, str):
-        targets = [targets]
-    if pool is None and any(isinstance(t, str) for t in targets):
-        from a2a_anyio._pool import AgentPool
-
-        pool = await stack.enter_async_context(AgentPool())
-    if pool is not None:
-        targets = pool.expand(targets)
-    out = []
-    for target in targets:
-        if isinstance(target, A2AClient):
-            out.append((_name(target), target))
-        else:
-            assert pool is not None
-            out.append((target, pool.client(target)))
-    return out
-
-
-async def fan_out(
-    targets: Sequence[Target] | str,
+async def send_all(
+    named: Sequence[tuple[str, A2AClient]],
     message: MessageInput,
     *,
-    timeout: float | None = None,
-    limit: int | None = None,
-    first: int | None = None,
-    pool: AgentPool | None = None,
-    **send_options: Any,
+    timeout: float | None,
+    limit: int | None,
+    first: int | None,
+    send_options: Mapping[str, Any],
 ) -> list[AgentResult]:
-    """Send ``message`` to every target at once; one ``AgentResult`` per target, in order
-    (a registry group counts as its agents; a single name or URL may be given alone).
-
-    At most ``limit`` sends run at a time. ``first=k`` returns as soon as k agents answered
-    and cancels the rest; ``timeout`` cancels the stragglers, and is each send's deadline
-    too (the clients' ``timeout`` without it). A failing agent never stops the
-    others, and no exception group escapes: each outcome is in its result.
-
-    Raises:
-        AgentRegistryError: a target names no URL, agent or group of the registry.
-        ValueError: ``first`` is below 1, or a message that cannot be made into a ``Message``.
-            Failures of the agents are not raised: each is the ``error`` of its ``AgentResult``.
-        TypeError: an option of the send of the wrong type (as ``A2AClient.send_message``).
-    """
-    if first is not None and first < 1:
-        raise ValueError("first must be at least 1")
-    check_send(message, send_options)
-    if timeout is not None:  # each send may take the fan-out's time, not the client's
-        send_options.setdefault("timeout", timeout)
-    results: list[AgentResult] = []
+    """Send ``message`` with each named client at once (the mechanism of ``fan_out``): one
+    ``AgentResult`` per client, in order; ``first`` and ``timeout`` cancel the rest."""
+    results = [AgentResult(name) for name, _ in named]
+    if not named:
+        return results
     answered = 0
-    async with AsyncExitStack() as stack:
-        named = await _clients(targets, pool, stack)
-        if not named:
-            return results
-        results = [AgentResult(name) for name, _ in named]
-        clients = [client for _, client in named]
-        limiter = anyio.CapacityLimiter(limit or len(clients))
+    limiter = anyio.CapacityLimiter(limit or len(named))
 
-        async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:
-            nonlocal answered
-            start = anyio.current_time()
-            try:
-                async with limiter:
-                    result.value = await client.send_message(message, **send_options)
-            except Exception as exc:  # one agent's failure is data for the others
-                result.error = exc
-            finally:
-                result.elapsed = anyio.current_time() - start
-            if result.ok:
-                answered += 1
-                if first is not None and answered >= first:
-                    group.cancel_scope.cancel()
+    async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:
+        nonlocal answered
+        start = anyio.current_time()
+        try:
+            async with limiter:
+                result.value = await client.send_message(message, **send_options)
+        except Exception as exc:  # one agent's failure is data for the others
+            result.error = exc
+        finally:
+            result.elapsed = anyio.current_time() - start
+        if result.ok:
+            answered += 1
+            if first is not None and answered >= first:
+                group.cancel_scope.cancel()
 
-        with anyio.move_on_after(timeout) as deadline:
-            async with anyio.create_task_group() as group:
-                for result, client in zip(results, clients, strict=True):
-                    group.start_soon(run, result, client, group)
+    with anyio.move_on_after(timeout) as deadline:
+        async with anyio.create_task_group() as group:
+            for result, (_, client) in zip(results, named, strict=True):
+                group.start_soon(run, result, client, group)
     for result in results:
         if result.value is None and result.error is None:
             result.cancelled = True
@@ -300,71 +248,3 @@ async def fan_out(
                     operation="send",
                 )
     return results
-
-
-class FanOutStream(MergedStreams):
-    """``fan_out_stream``: merged streams that also close the pool they made, if any."""
-
-    def __init__(
-        self, targets: Sequence[Target] | str, pool: AgentPool | None, **options: Any
-    ) -> None:
-        self._targets = [targets] if isinstance(targets, str) else list(targets)
-        self._pool = pool
-        self._stream_options = options.pop("stream_options")
-        self._stack = AsyncExitStack()
-        super().__init__({}, **options)
-
-    async def __aenter__(self) -> FanOutStream:
-        try:
-            named = await _clients(self._targets, self._pool, self._stack)
-        except BaseException:
-            await self._stack.aclose()
-            raise
-        for name, client in named:
-            if name in self.streams:  # the same agent twice: keep both streams apart
-                name = f"{name}#{len(self.streams)}"
-            self.streams[name] = client.stream_message(**self._stream_options)
-        try:
-            await super().__aenter__()
-        except BaseException:
-            await self._stack.aclose()
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        try:
-            return await super().__aexit__(exc_type, exc, tb)
-        finally:
-            await self._stack.aclose()
-
-
-def fan_out_stream(
-    targets: Sequence[Target] | str,
-    message: MessageInput,
-    *,
-    timeout: float | None = None,
-    stream_timeout: float | None = None,
-    limit: int | None = None,
-    fail_fast: bool = False,
-    pool: AgentPool | None = None,
-    **stream_options: Any,
-) -> FanOutStream:
-    """Stream ``message`` to every target at once, merged: ``async with ... as merged``.
-
-    Raises:
-        AgentRegistryError: (on entering it) a target names no URL, agent or group of the
-            registry. With ``fail_fast=True`` the first stream's error is raised while reading;
-            otherwise each failure is a ``StreamItem`` whose event is the error.
-        ValueError: a message that cannot be made into a ``Message``.
-        TypeError: an option of the stream of the wrong type (as ``A2AClient.stream_message``).
-    """
-    check_send(message, stream_options)
-    return FanOutStream(
-        targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
-        fail_fast=fail_fast, stream_options={"message": message, **stream_options},
-    )  # fmt: skip

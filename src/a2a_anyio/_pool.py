@@ -1,16 +1,18 @@
-"""AgentPool: many agents, one connection pool, one client per URL."""
+"""AgentPool: many agents, one connection pool, one client per URL; and the fan-outs that take
+agents by URL or registry name, which a pool serves (``_fanout`` holds their mechanism)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
 
 from a2a_anyio._auth import check_options
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._client import A2AClient, MessageInput, check_send
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
-from a2a_anyio._fanout import AgentResult, FanOutStream, Target, fan_out, fan_out_stream
+from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
 from a2a_anyio._http import (
     DEFAULT_TIMEOUT,
     AsyncClient,
@@ -271,3 +273,133 @@ def _as_dict(result: Task | Message, url: str) -> dict[str, Any]:
         if isinstance(part, DataPart):
             return part.data if isinstance(part.data, dict) else {"data": part.data}
     return {"text": "".join(p.text for p in parts if isinstance(p, TextPart))}
+
+
+def _name(target: Target) -> str:
+    if isinstance(target, A2AClient):
+        return target.url or target.endpoint or repr(target)
+    return target
+
+
+async def _clients(
+    targets: Sequence[Target] | str, pool: AgentPool | None, stack: AsyncExitStack
+) -> list[tuple[str, A2AClient]]:
+    """Each target's name and client; registry names are looked up, groups expanded."""
+    if isinstance(targets, str):
+        targets = [targets]
+    if pool is None and any(isinstance(t, str) for t in targets):
+        pool = await stack.enter_async_context(AgentPool())
+    if pool is not None:
+        targets = pool.expand(targets)
+    out = []
+    for target in targets:
+        if isinstance(target, A2AClient):
+            out.append((_name(target), target))
+        else:
+            assert pool is not None
+            out.append((target, pool.client(target)))
+    return out
+
+
+async def fan_out(
+    targets: Sequence[Target] | str,
+    message: MessageInput,
+    *,
+    timeout: float | None = None,
+    limit: int | None = None,
+    first: int | None = None,
+    pool: AgentPool | None = None,
+    **send_options: Any,
+) -> list[AgentResult]:
+    """Send ``message`` to every target at once; one ``AgentResult`` per target, in order
+    (a registry group counts as its agents; a single name or URL may be given alone).
+
+    At most ``limit`` sends run at a time. ``first=k`` returns as soon as k agents answered
+    and cancels the rest; ``timeout`` cancels the stragglers, and is each send's deadline
+    too (the clients' ``timeout`` without it). A failing agent never stops the
+    others, and no exception group escapes: each outcome is in its result.
+
+    Raises:
+        AgentRegistryError: a target names no URL, agent or group of the registry.
+        ValueError: ``first`` is below 1, or a message that cannot be made into a ``Message``.
+            Failures of the agents are not raised: each is the ``error`` of its ``AgentResult``.
+        TypeError: an option of the send of the wrong type (as ``A2AClient.send_message``).
+    """
+    if first is not None and first < 1:
+        raise ValueError("first must be at least 1")
+    check_send(message, send_options)
+    if timeout is not None:  # each send may take the fan-out's time, not the client's
+        send_options.setdefault("timeout", timeout)
+    async with AsyncExitStack() as stack:
+        named = await _clients(targets, pool, stack)
+        return await send_all(
+            named, message, timeout=timeout, limit=limit, first=first, send_options=send_options
+        )
+
+
+class FanOutStream(MergedStreams):
+    """``fan_out_stream``: merged streams that also close the pool they made, if any."""
+
+    def __init__(
+        self, targets: Sequence[Target] | str, pool: AgentPool | None, **options: Any
+    ) -> None:
+        self._targets = [targets] if isinstance(targets, str) else list(targets)
+        self._pool = pool
+        self._stream_options = options.pop("stream_options")
+        self._stack = AsyncExitStack()
+        super().__init__({}, **options)
+
+    async def __aenter__(self) -> FanOutStream:
+        try:
+            named = await _clients(self._targets, self._pool, self._stack)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        for name, client in named:
+            if name in self.streams:  # the same agent twice: keep both streams apart
+                name = f"{name}#{len(self.streams)}"
+            self.streams[name] = client.stream_message(**self._stream_options)
+        try:
+            await super().__aenter__()
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        try:
+            return await super().__aexit__(exc_type, exc, tb)
+        finally:
+            await self._stack.aclose()
+
+
+def fan_out_stream(
+    targets: Sequence[Target] | str,
+    message: MessageInput,
+    *,
+    timeout: float | None = None,
+    stream_timeout: float | None = None,
+    limit: int | None = None,
+    fail_fast: bool = False,
+    pool: AgentPool | None = None,
+    **stream_options: Any,
+) -> FanOutStream:
+    """Stream ``message`` to every target at once, merged: ``async with ... as merged``.
+
+    Raises:
+        AgentRegistryError: (on entering it) a target names no URL, agent or group of the
+            registry. With ``fail_fast=True`` the first stream's error is raised while reading;
+            otherwise each failure is a ``StreamItem`` whose event is the error.
+        ValueError: a message that cannot be made into a ``Message``.
+        TypeError: an option of the stream of the wrong type (as ``A2AClient.stream_message``).
+    """
+    check_send(message, stream_options)
+    return FanOutStream(
+        targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
+        fail_fast=fail_fast, stream_options={"message": message, **stream_options},
+    )  # fmt: skip
