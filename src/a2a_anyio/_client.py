@@ -73,7 +73,7 @@ from a2a_anyio._observe import Span
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
-from a2a_anyio._stream import MessageStream, Opener, StreamWire
+from a2a_anyio._stream import MessageStream, StreamLimits, StreamSource, StreamWire
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
@@ -749,26 +749,19 @@ class A2AClient:
         call.task = task
         call.goes_to({"agent": codec.url, "operation": call.context.get("operation")})
 
-        async def poll(task_id: str) -> Task:
-            polled: Task = await self._op(Op.GET, TaskRef(task_id), call)
-            return polled
-
-        follow = MessageStream(
-            None,
-            follows=task,
-            idle_timeout=self.idle_timeout,
-            open_timeout=self._part_limit(call),
-            agent=codec.url,
-            method=call.context.get("operation"),
-            retry=self.retry,
-            resubscribe=self._resubscriber if streams else None,
-            poll=poll,
+        source = _ClientStream(  # it opens no stream: it re-attaches to the task, or polls it
+            self, Op.SUBSCRIBE, None, reattaches=streams, polls=True, within=call,
+            agent=codec.url, method=call.context.get("operation") or Op.SEND.value,
+        )  # fmt: skip
+        limits = StreamLimits(
+            idle=self.idle_timeout,
+            open=self._part_limit(call),
             keep_events=0,
             max_bytes=self._http.max_response_bytes,
             poll_interval=poll_interval,
             max_poll_interval=max_interval,
-            observer=self._observer,
         )
+        follow = MessageStream(source, limits, follows=task, observer=self._observer)
         try:
             async with follow:
                 async for event in follow:
@@ -833,25 +826,6 @@ class A2AClient:
 
         return self._stream(Op.SUBSCRIBE, TaskRef(task_id), idle_timeout, total_timeout, resume)
 
-    def _opener(self, op: Op, args: OpArgs) -> Opener:
-        encoded: tuple[WireCodec, WireRequest[Any]] | None = None
-
-        async def opener() -> StreamWire:
-            nonlocal encoded
-            self._check_open()
-            codec = await self._resolve(None)
-            if encoded is None or encoded[0] is not codec:
-                # Encoded once: a retry sends the same request (message id, JSON-RPC id).
-                encoded = codec, codec.encode(op, args)
-            return self._exchange.stream(
-                codec, encoded[1], functools.partial(self._wires.fall_back, codec)
-            )
-
-        return opener
-
-    def _resubscriber(self, task_id: str) -> Opener:
-        return self._opener(Op.SUBSCRIBE, TaskRef(task_id))
-
     def _stream(
         self,
         op: Op,
@@ -861,22 +835,18 @@ class A2AClient:
         resume: bool | None,
     ) -> MessageStream:
         resume = self.resume if resume is None else resume
-        return MessageStream(
-            self._opener(op, args),
-            idle_timeout=idle_timeout if idle_timeout is not None else self.idle_timeout,
-            total_timeout=total_timeout,
-            open_timeout=self.timeout,
-            agent=self.url or self.endpoint,
-            method=op.value,
-            retry=self.retry,
-            idempotent=op.idempotent,
-            resubscribe=self._resubscriber if resume else None,
-            poll=self.get_task if resume else None,
+        source = _ClientStream(
+            self, op, args, reattaches=resume, polls=resume,
+            agent=self.url or self.endpoint, method=op.value,
+        )  # fmt: skip
+        limits = StreamLimits(
+            idle=idle_timeout if idle_timeout is not None else self.idle_timeout,
+            total=total_timeout,
+            open=self.timeout,
             keep_events=self.keep_events,
             max_bytes=self._http.max_response_bytes,
-            observer=self._observer,
-            traced=True,
         )
+        return MessageStream(source, limits, observer=self._observer, traced=True)
 
     async def get_task(
         self, task_id: str, *, history_length: int | None = None, timeout: Timeout = CLIENT_TIMEOUT
@@ -1010,3 +980,57 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         await self._op(Op.PUSH_DELETE, PushRef(task_id, config_id), timeout=timeout)
+
+
+class _ClientStream(StreamSource):
+    """A client's stream: ``op`` with ``args`` opens it; its task is re-attached to
+    (SUBSCRIBE) and polled (GET) through the same client, a look within the call ``within``
+    when it is part of one (a send's follow-up, a wait), else within the client's timeout."""
+
+    def __init__(
+        self,
+        client: A2AClient,
+        op: Op,
+        args: OpArgs,
+        *,
+        reattaches: bool,
+        polls: bool,
+        agent: str | None,
+        method: str,
+        within: CallInProgress | None = None,
+    ) -> None:
+        self._client = client
+        self._op = op
+        self._args = args
+        self._within = within
+        self._encoded: tuple[WireCodec, WireRequest[Any]] | None = None
+        self.agent = agent
+        self.method = method
+        self.retry = client.retry
+        self.idempotent = op.idempotent
+        self.reattaches = reattaches
+        self.polls = polls
+
+    async def open(self, limits: StreamLimits) -> StreamWire:
+        client = self._client
+        client._check_open()
+        codec = await client._resolve(None)
+        encoded = self._encoded
+        if encoded is None or encoded[0] is not codec:
+            # Encoded once: a retry sends the same request (message id, JSON-RPC id).
+            encoded = self._encoded = codec, codec.encode(self._op, self._args)
+        return client._exchange.stream(
+            codec, encoded[1], functools.partial(client._wires.fall_back, codec),
+            idle_timeout=limits.idle, open_timeout=limits.open,
+        )  # fmt: skip
+
+    async def reattach(self, task_id: str, limits: StreamLimits) -> StreamWire:
+        again = _ClientStream(
+            self._client, Op.SUBSCRIBE, TaskRef(task_id), reattaches=False, polls=False,
+            agent=self.agent, method=Op.SUBSCRIBE.value,
+        )  # fmt: skip
+        return await again.open(limits)
+
+    async def poll(self, task_id: str) -> Task:
+        task: Task = await self._client._op(Op.GET, TaskRef(task_id), self._within)
+        return task

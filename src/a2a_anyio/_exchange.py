@@ -95,9 +95,12 @@ class Exchange:
         codec: WireCodec,
         request: WireRequest[Any],
         fall_back: Callable[[A2AClientError], bool] | None = None,
+        *,
+        idle_timeout: float | None,
+        open_timeout: float | None,
     ) -> StreamWire:
-        """``request`` as a stream to be opened; a 405 answer to it resends its alternative
-        form when the codec has one for that."""
+        """``request`` as a stream to be opened, within those limits (``SSEConnection``); a
+        405 answer to it resends its alternative form when the codec has one for that."""
         alternative = request.alternative
         if request.when is not Fallback.METHOD_NOT_ALLOWED:
             alternative = None
@@ -110,6 +113,8 @@ class Exchange:
             credentials=self.credentials,
             on_405=None if alternative is None else alternative.resend,
             context=request.context,
+            idle_timeout=idle_timeout,
+            open_timeout=open_timeout,
         )
         return StreamWire(conn, codec, request, fall_back, self.types)
 
@@ -132,11 +137,9 @@ class Exchange:
         call.goes_to(request.context)
 
         async def attempt() -> tuple[StreamWire, Any]:
-            wire = self.stream(codec, request)
-            wire.conn.idle_timeout = idle_timeout
-            wire.conn.open_timeout = open_timeout
+            wire = self.stream(codec, request, idle_timeout=idle_timeout, open_timeout=open_timeout)
+            await wire.conn.open()
             try:
-                await wire.conn.__aenter__()
                 resp = wire.conn.error_response
                 return wire, None if resp is None else wire.answer(resp)
             except BaseException:

@@ -120,6 +120,8 @@ class SSEConnection:
         credentials: Credentials | None = None,
         on_405: Resend | None = None,
         context: ErrorContext | None = None,
+        idle_timeout: float | None = None,
+        open_timeout: float | None = None,
     ) -> None:
         self._context: ErrorContext = context or {}
         self._transport = transport
@@ -136,15 +138,27 @@ class SSEConnection:
         self._max_event_bytes = transport.max_event_bytes
         self.error_response: RawResponse | None = None
         #: The longest wait allowed for the answer and then for each next bytes of the stream
-        #: (set before entering; None: no limit).
-        self.idle_timeout: float | None = None
+        #: (None: no limit).
+        self.idle_timeout = idle_timeout
         #: The longest time allowed for the whole answer's head (and a plain answer's body):
         #: bytes that trickle in push the idle limit back, not this one (None: no limit).
-        self.open_timeout: float | None = None
+        self.open_timeout = open_timeout
         self._read_scope: anyio.CancelScope | None = None  # the idle limit of the wait now
         self._scoped = False  # the idle limit is kept by a scope of ours, not by httpx
 
     async def __aenter__(self) -> SSEConnection:
+        return await self.open()
+
+    async def open(self) -> SSEConnection:
+        """Send the request and read the answer's head (a plain answer whole, into
+        ``error_response``); the connection is released on a failure."""
+        try:
+            return await self._opened()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def _opened(self) -> SSEConnection:
         # httpx's network transport applies its read timeout to every socket read, so it
         # bounds the idle gap; other transports (an injected client's, mocks, in-process
         # ASGI) may not, and each wait is then guarded by a cancel scope instead.
@@ -283,7 +297,7 @@ class SSEConnection:
 
     def _idle_expired(self) -> A2ATimeoutError:
         return A2ATimeoutError(
-            f"stream stream-idle timeout: nothing from {redacted(self.url)} within {self.idle_timeout}s",
+            f"stream idle timeout: nothing from {redacted(self.url)} within {self.idle_timeout}s",
             timeout="stream-idle",
             **self._context,
         )
@@ -324,8 +338,14 @@ def open_sse(
     credentials: Credentials | None = None,
     on_405: Resend | None = None,
     context: ErrorContext | None = None,
+    idle_timeout: float | None = None,
+    open_timeout: float | None = None,
 ) -> SSEConnection:
-    """A server-sent-events connection, opened by entering it; ``on_405`` is the request
-    (method, URL, body) sent instead when the server answers 405 Method Not Allowed;
-    ``context`` says which call its errors belong to."""
-    return SSEConnection(transport, method, url, content, headers, credentials, on_405, context)
+    """A server-sent-events connection, opened by ``open()`` or by entering it; ``on_405`` is
+    the request (method, URL, body) sent instead when the server answers 405 Method Not
+    Allowed; ``context`` says which call its errors belong to; ``idle_timeout`` and
+    ``open_timeout`` are its limits (``SSEConnection``)."""
+    return SSEConnection(
+        transport, method, url, content, headers, credentials, on_405, context,
+        idle_timeout, open_timeout,
+    )  # fmt: skip

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NoReturn, TypeVar
 
@@ -81,13 +84,59 @@ class StreamWire:
         return event
 
 
-#: Opens the HTTP stream: returns the connection (not yet entered) and how to read it.
-Opener = Callable[[], Awaitable[StreamWire]]
 T = TypeVar("T")
 
 #: Polling a task after a refused re-attach: the first wait and the longest.
 POLL_INTERVAL = 0.2
 MAX_POLL_INTERVAL = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class StreamLimits:
+    """The limits of a stream.
+
+    ``idle``: the longest wait for the next bytes; ``total``: the whole stream, its
+    re-attaches and polls included; ``open``: each connection's answer head (or a plain
+    answer whole); None: no limit. ``resume_attempts``: re-attaches after cuts;
+    ``keep_events`` and ``max_bytes``: what ``events`` keeps and what the folded task may
+    grow to. Polls wait ``poll_interval`` seconds, growing by half up to
+    ``max_poll_interval``.
+    """
+
+    idle: float | None = None
+    total: float | None = None
+    open: float | None = None
+    resume_attempts: int = DEFAULT_RESUME_ATTEMPTS
+    keep_events: int | None = DEFAULT_KEEP_EVENTS
+    max_bytes: int | None = None
+    poll_interval: float = POLL_INTERVAL
+    max_poll_interval: float = MAX_POLL_INTERVAL
+
+
+class StreamSource(ABC):
+    """Where one stream's events come from: the request that opens it (``open``), the
+    re-attach to its task (``reattach``, when ``reattaches``) and a look at the task
+    (``poll``, when ``polls``). ``agent`` and ``method`` name it in errors and spans;
+    ``retry`` and ``idempotent`` say how its first open is retried."""
+
+    agent: str | None
+    method: str
+    retry: RetryPolicy = NO_RETRY
+    idempotent: bool = False
+    reattaches: bool = False
+    polls: bool = False
+
+    @abstractmethod
+    async def open(self, limits: StreamLimits) -> StreamWire:
+        """The connection (not yet opened, within ``limits``) and how to read it."""
+
+    async def reattach(self, task_id: str, limits: StreamLimits) -> StreamWire:
+        """The connection re-attached to ``task_id``'s events."""
+        raise NotImplementedError
+
+    async def poll(self, task_id: str) -> Task:
+        """The task as the agent reports it now."""
+        raise NotImplementedError
 
 
 class MessageStream:
@@ -120,22 +169,22 @@ class MessageStream:
     Like any iterator, one stream is read by one task at a time; to stop it from another task,
     cancel the reader's scope rather than calling ``aclose()`` while it reads.
 
-    With ``follows`` (and no ``opener``) it opens no stream of its own: it follows that task,
-    which an answer left unfinished, to its final state, re-attached to it (``resubscribe``)
-    or polling it (``poll``, every ``poll_interval`` seconds growing by half up to
-    ``max_poll_interval``), and delivers what that shows. Its polls are bounded by the total
-    deadline (and whatever scope the caller holds), not by the idle limit.
+    Its events come from ``source``, within ``limits`` (``StreamLimits``). With ``follows``
+    it opens no stream of its own: it follows that task, which an answer left unfinished, to
+    its final state, re-attached to it or polling it, and delivers what that shows. Its polls
+    are bounded by the total deadline (and whatever scope the caller holds), not by the idle
+    limit.
 
     Each connection's answer (its response head, or a plain answer whole) must come within
-    ``open_timeout``: bytes that trickle in push the idle limit back, not this one.
+    ``limits.open``: bytes that trickle in push the idle limit back, not this one.
 
     Its retries, re-attaches and polls after a refusal are told to ``observer`` (INFO records
     and span events); ``traced``, it is an operation with a span of its own.
 
     Raises:
         A2AConnectionError: (while it is read) the stream was cut and could not be resumed; ``A2ATimeoutError``
-            when no event came within the idle limit, no answer within ``open_timeout``, or the
-            whole stream outlasted ``total_timeout``.
+            when no event came within the idle limit, no answer within the open limit, or the
+            whole stream outlasted the total one.
         A2ARPCError: an error event of the agent, as its subclass; its ``.events`` holds the events that
             came before.
         A2AClientError: a failure to open the stream: an HTTP status, a bad event (``A2AProtocolError``),
@@ -144,51 +193,29 @@ class MessageStream:
 
     def __init__(
         self,
-        opener: Opener | None,
+        source: StreamSource,
+        limits: StreamLimits = StreamLimits(),
         *,
-        idle_timeout: float | None = None,
-        total_timeout: float | None = None,
-        open_timeout: float | None = None,
-        agent: str | None = None,
-        method: str | None = None,
-        retry: RetryPolicy = NO_RETRY,
-        idempotent: bool = False,
-        resubscribe: Callable[[str], Opener] | None = None,
-        poll: Callable[[str], Awaitable[Task]] | None = None,
-        resume_attempts: int = DEFAULT_RESUME_ATTEMPTS,
-        keep_events: int | None = DEFAULT_KEEP_EVENTS,
-        max_bytes: int | None = None,
         follows: Task | None = None,
-        poll_interval: float = POLL_INTERVAL,
-        max_poll_interval: float = MAX_POLL_INTERVAL,
         observer: Observer | None = None,
         traced: bool = False,
     ) -> None:
-        if (opener is None) is (follows is None):
-            raise ValueError("a MessageStream opens a stream (opener) or follows a task")
-        self._opener = opener
+        self._source: StreamSource | None = source
+        self.limits = limits
         self._follows = follows
-        self._poll_interval = poll_interval
-        self._max_poll_interval = max_poll_interval
-        self.idle_timeout = idle_timeout
-        self.total_timeout = total_timeout
-        self.open_timeout = open_timeout
-        self.agent = agent
-        self.method = method
-        self._retry = retry
-        self._idempotent = idempotent
-        self._resubscribe = resubscribe
-        self._poll = poll
+        self.agent = source.agent
+        self.method = source.method
+        self._retry = source.retry
         self._observer = observer if observer is not None else Observer()
         self._traced = traced
         self._span: Span = NO_SPAN
         self._follower = StreamFollower(
             _no_end_yet,
-            resume=resubscribe is not None,
-            poll=poll is not None,
-            resume_attempts=resume_attempts,
-            keep_events=keep_events,
-            max_bytes=max_bytes,
+            resume=source.reattaches,
+            poll=source.polls,
+            resume_attempts=limits.resume_attempts,
+            keep_events=limits.keep_events,
+            max_bytes=limits.max_bytes,
         )
         self._conn: SSEConnection | None = None
         self._decode: Callable[[str], StreamEvent] | None = None
@@ -200,7 +227,7 @@ class MessageStream:
         self._next: Action | None = None  # what to do before reading (a follow-up's start)
         self._size = 0  # of the event read last, as received
         # Where the stream's own errors happen: the latest request, once one is made.
-        self._context: ErrorContext = {"agent": agent, "operation": method}
+        self._context: ErrorContext = {"agent": self.agent, "operation": self.method}
 
     @property
     def task(self) -> Task | None:
@@ -251,22 +278,22 @@ class MessageStream:
         if self._state != "new":
             return
         self._state = "open"
-        if self.total_timeout is not None:
-            self._deadline = anyio.current_time() + self.total_timeout
+        if self.limits.total is not None:
+            self._deadline = anyio.current_time() + self.limits.total
         if self._follows is not None:
             self._next = self._follower.follow(self._follows)
             return
-        opener = self._opener
-        assert opener is not None
+        source = self._source
+        assert source is not None
         if self._traced:
-            self._span = self._observer.tracing.stream(self.method or "stream", self.agent)
+            self._span = self._observer.tracing.stream(self.method, self.agent)
         with self._span.current():
             try:
                 # Retried only before the first event, and for a send only if it never left.
                 await self._retry.run(
-                    lambda: self._connect(opener, first=True),
-                    operation=self.method or "stream",
-                    idempotent=self._idempotent,
+                    lambda: self._connect(source.open, first=True),
+                    operation=self.method,
+                    idempotent=source.idempotent,
                     until=self._deadline,
                     observer=self._observer,
                 )
@@ -274,23 +301,19 @@ class MessageStream:
                 await self._close(exc)
                 self._raise(exc)
 
-    async def _connect(self, opener: Opener, *, first: bool = False) -> None:
+    async def _connect(
+        self, opener: Callable[[StreamLimits], Awaitable[StreamWire]], *, first: bool = False
+    ) -> None:
         """Open one connection; a plain (non-streaming) answer is decoded here. The plain
         answer to the ``first`` request may move the client to another wire (detection, as
         for any call): the stream is then opened again on that one."""
         while True:
-            wire = await opener()
+            wire = await opener(self.limits)
             conn = wire.conn
             self._decode = wire.decode
             self._follower.ends = wire.events.ends
             self._context = self._follower.context = wire.events.context
-            conn.idle_timeout = self.idle_timeout  # kept by the connection, read by read
-            conn.open_timeout = self.open_timeout
-            try:
-                await self._within(conn.__aenter__())
-            except BaseException:
-                await conn.aclose()
-                raise
+            await self._within(conn.open())
             resp = conn.error_response
             if resp is None:
                 self._conn = conn
@@ -378,7 +401,8 @@ class MessageStream:
         """Back off, then re-attach to the task; the follower's next step."""
         follower = self._follower
         task_id = follower.task_id
-        assert task_id is not None and self._resubscribe is not None
+        source = self._source
+        assert task_id is not None and source is not None
         await self._drop_connection()
         cut = action.error  # None: a follow-up's start, at once
         if cut is None:
@@ -393,7 +417,7 @@ class MessageStream:
             if _retry.delays_enabled():
                 await self._within(anyio.sleep(self._retry.delay(action.attempt, cut)))
         try:
-            await self._connect(self._resubscribe(task_id))
+            await self._connect(functools.partial(source.reattach, task_id))
         except A2AClientError as exc:
             return follower.reattach_failed(exc)
         follower.reattached()
@@ -404,20 +428,22 @@ class MessageStream:
         limit counted from the first poll and the total deadline."""
         follower = self._follower
         task_id = follower.task_id
-        assert task_id is not None and self._poll is not None
+        source = self._source
+        assert task_id is not None and source is not None
         await self._drop_connection()
         if action.attempt == 1:  # the first poll is the one after a refused re-attach
             self._observer.happened(
                 "a2a.poll", {}, "polling task %s: the agent refused to re-attach", clipped(task_id)
             )
-            if self.idle_timeout is not None and self._follows is None:
-                self._poll_deadline = anyio.current_time() + self.idle_timeout
-        wait = min(self._poll_interval * 1.5 ** (action.attempt - 2), self._max_poll_interval)
+            if self.limits.idle is not None and self._follows is None:
+                self._poll_deadline = anyio.current_time() + self.limits.idle
+        limits = self.limits
+        wait = min(limits.poll_interval * 1.5 ** (action.attempt - 2), limits.max_poll_interval)
         with anyio.CancelScope(deadline=min(self._poll_deadline, self._deadline)) as scope:
             if action.attempt > 1:
                 await anyio.sleep(wait)
             try:
-                task = await self._poll(task_id)
+                task = await source.poll(task_id)
             except A2AClientError as exc:
                 return None, follower.poll_failed(exc)
             return task, follower.polled(task)
@@ -443,9 +469,9 @@ class MessageStream:
     def _expired(self, which: str) -> A2ATimeoutError:
         """The time limit that ended a wait: the total deadline if it passed, else ``which``."""
         expired = "deadline" if anyio.current_time() >= self._deadline else which
-        secs = self.total_timeout if expired == "deadline" else self.idle_timeout
+        secs = self.limits.total if expired == "deadline" else self.limits.idle
         return A2ATimeoutError(
-            f"stream {expired} timeout: nothing within {secs}s",
+            f"stream {expired.removeprefix('stream-')} timeout: nothing within {secs}s",
             timeout=expired,
             events=self.events,
             **self._context,
@@ -512,7 +538,7 @@ class MessageStream:
         # A finished stream keeps what it shows (task, events), not the request and the ways
         # of reading it (its follower, done, reads no more events): a fan-out holds thousands
         # of finished streams.
-        self._opener = self._resubscribe = self._poll = self._decode = None
+        self._source = self._decode = None
         self._follower.ends = _no_end_yet
         await self._drop_connection()
 
