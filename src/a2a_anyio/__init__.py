@@ -8,7 +8,6 @@ from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient
 from a2a_anyio._deadline import CLIENT_TIMEOUT
-from a2a_anyio._dialects.reducer import TaskReducer
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
@@ -58,6 +57,7 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from a2a_anyio._reducer import TaskReducer
 from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delays
 from a2a_anyio._stream import MessageStream
 

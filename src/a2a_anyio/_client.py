@@ -39,13 +39,13 @@ from a2a_anyio._dialects import (
 )
 from a2a_anyio._dialects._values import UNEXPECTED_SHAPE
 from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
-from a2a_anyio._dialects.follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._errors import (
     A2AClientError,
     A2AProtocolError,
     UnsupportedOperationError,
 )
 from a2a_anyio._exchange import Exchange
+from a2a_anyio._follower import DEFAULT_KEEP_EVENTS
 from a2a_anyio._http import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_EVENT_BYTES,

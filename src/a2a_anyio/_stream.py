@@ -15,20 +15,20 @@ import anyio
 
 from a2a_anyio import _retry
 from a2a_anyio._dialects import WireCodec, WireRequest
-from a2a_anyio._dialects.follower import (
-    DEFAULT_KEEP_EVENTS,
-    DEFAULT_RESUME_ATTEMPTS,
-    DROP,
-    Action,
-    ActionKind,
-    StreamFollower,
-)
 from a2a_anyio._errors import (
     A2AClientError,
     A2AProtocolError,
     A2ATimeoutError,
     ErrorContext,
     clipped,
+)
+from a2a_anyio._follower import (
+    DEFAULT_KEEP_EVENTS,
+    DEFAULT_RESUME_ATTEMPTS,
+    DROP,
+    Action,
+    ActionKind,
+    StreamFollower,
 )
 from a2a_anyio._http import RawResponse
 from a2a_anyio._http_sse import SSEConnection

@@ -11,7 +11,6 @@ import pytest
 
 from a2a_anyio import A2AClient
 from a2a_anyio._dialects.plain import dialect_of
-from a2a_anyio._dialects.reducer import fold
 from a2a_anyio._model import (
     Message,
     PushNotificationConfig,
@@ -25,6 +24,7 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from a2a_anyio._reducer import fold
 from a2a_anyio.cli._render import push_config_wire, response, wire
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
 

@@ -28,7 +28,7 @@ from a2a_anyio import (
     TextPart,
     UnsupportedOperationError,
 )
-from a2a_anyio._dialects.follower import Action, ActionKind, StreamFollower
+from a2a_anyio._follower import Action, ActionKind, StreamFollower
 
 # -- events, each with its own wire dict (equal dicts make a repeat) -----------------------------
 

@@ -33,8 +33,8 @@ from a2a_anyio import (
 from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect
 from a2a_anyio._dialects._jsonrpc import decode_http, request, unwrap
 from a2a_anyio._dialects.card import parse_card, select_interface
-from a2a_anyio._dialects.reducer import fold
 from a2a_anyio._model import StreamEvent
+from a2a_anyio._reducer import fold
 
 from ._support import frame_names, load_frame, sse_payloads
 

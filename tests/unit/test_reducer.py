@@ -17,7 +17,7 @@ from a2a_anyio import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from a2a_anyio._dialects.reducer import fold
+from a2a_anyio._reducer import fold
 
 
 def _task(task_id: str = "t", *artifacts: Artifact) -> Task:

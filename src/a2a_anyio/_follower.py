@@ -13,7 +13,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from a2a_anyio._dialects.reducer import TaskReducer
 from a2a_anyio._errors import (
     A2AClientError,
     A2AConnectionError,
@@ -24,6 +23,7 @@ from a2a_anyio._errors import (
     ErrorContext,
 )
 from a2a_anyio._model import Message, StreamEvent, Task
+from a2a_anyio._reducer import TaskReducer
 
 DEFAULT_RESUME_ATTEMPTS = 3
 #: How many of the latest events a stream keeps (None: all of them).
