@@ -239,6 +239,8 @@ class SSEConnection:
             self._touch,
             self._context,
         )
+        # httpx-sse's public API frames events from an httpx.Response only (EventSource; its
+        # decoder is private): the counted, decoded bytes are handed to it as one.
         framed = httpx.Response(
             response.status_code,
             headers={"content-type": ctype},  # the bytes are decoded already

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from a2a_anyio import A2ADiscoveryError, AgentCard
-from a2a_anyio._dialects.card import candidates, parse_card, select_interface
+from a2a_anyio._dialects.card import candidates, parse_card
 
 V1_CARD: dict[str, Any] = {
     "name": "Joke Agent",
@@ -201,8 +201,8 @@ def test_hybrid_card_supported_interfaces_win() -> None:
     ]
     assert card.security_schemes["bearer"].type == "http"
     assert card.security_requirements == [{"bearer": []}]
-    assert select_interface(card).url == "https://jokes.example.com/v1"
-    assert select_interface(card, "0.3").url == "https://jokes.example.com/v03"
+    assert candidates(card, "auto", ("jsonrpc",))[0].url == "https://jokes.example.com/v1"
+    assert candidates(card, "0.3", ("jsonrpc",))[0].url == "https://jokes.example.com/v03"
 
 
 def test_v02_card_without_protocol_version() -> None:
@@ -210,10 +210,10 @@ def test_v02_card_without_protocol_version() -> None:
         {k: x for k, x in V03_CARD.items() if k not in ("protocolVersion", "additionalInterfaces")}
     )
     assert _ifaces(card) == [("https://jokes.example.com/a2a", "JSONRPC", "0.2")]
-    assert select_interface(card).protocol_version == "0.2"
-    assert select_interface(card, "0.3").protocol_version == "0.2"
+    assert candidates(card, "auto", ("jsonrpc",))[0].protocol_version == "0.2"
+    assert candidates(card, "0.3", ("jsonrpc",))[0].protocol_version == "0.2"
     with pytest.raises(A2ADiscoveryError):
-        select_interface(card, "1.0")
+        candidates(card, "1.0", ("jsonrpc",))[0]
 
 
 def test_legacy_card() -> None:
@@ -222,14 +222,14 @@ def test_legacy_card() -> None:
     assert card.security_requirements == [{"Bearer": []}]
     assert card.security_schemes == {}
     assert card.default_input_modes == ["text"]
-    assert select_interface(card).protocol_version == "legacy"
+    assert candidates(card, "auto", ("jsonrpc",))[0].protocol_version == "legacy"
     # a card without any version is a guess: the other guess (v0.2) comes last
     assert [(i.binding, i.protocol_version) for i in candidates(card)] == [
         ("JSONRPC", "legacy"),
         ("JSONRPC", "0.2"),
     ]
     with pytest.raises(A2ADiscoveryError, match="offers no interface"):
-        select_interface(card, "1.0")
+        candidates(card, "1.0", ("jsonrpc",))[0]
 
 
 @pytest.mark.parametrize(
@@ -259,7 +259,7 @@ def test_version_strings_are_major_minor() -> None:
     assert (card.interfaces[0].binding, card.interfaces[0].protocol_version) == ("JSONRPC", "1.0")
 
 
-def test_select_interface_auto_takes_the_first_usable_in_card_order() -> None:
+def test_the_first_jsonrpc_candidate_auto_takes_the_first_usable_in_card_order() -> None:
     card = parse_card(
         {
             **V1_CARD,
@@ -282,12 +282,12 @@ def test_select_interface_auto_takes_the_first_usable_in_card_order() -> None:
             ],
         }
     )
-    assert select_interface(card).url == "https://x.example/old"
-    assert select_interface(card, "1.0").url == "https://x.example/new"
-    assert select_interface(card, "0.3").url == "https://x.example/old"
+    assert candidates(card, "auto", ("jsonrpc",))[0].url == "https://x.example/old"
+    assert candidates(card, "1.0", ("jsonrpc",))[0].url == "https://x.example/new"
+    assert candidates(card, "0.3", ("jsonrpc",))[0].url == "https://x.example/old"
 
 
-def test_select_interface_tenant_and_versionless() -> None:
+def test_the_first_jsonrpc_candidate_tenant_and_versionless() -> None:
     card = parse_card(
         {
             **V1_CARD,
@@ -302,12 +302,12 @@ def test_select_interface_tenant_and_versionless() -> None:
             ],
         }
     )
-    assert select_interface(card, "1.0").tenant == "acme"
-    versionless = select_interface(card, "0.3")
+    assert candidates(card, "1.0", ("jsonrpc",))[0].tenant == "acme"
+    versionless = candidates(card, "0.3", ("jsonrpc",))[0]
     assert (versionless.url, versionless.protocol_version) == ("https://x.example/n", None)
 
 
-def test_select_interface_nothing_fits() -> None:
+def test_the_first_jsonrpc_candidate_nothing_fits() -> None:
     card = parse_card(
         {
             **V1_CARD,
@@ -326,9 +326,9 @@ def test_select_interface_nothing_fits() -> None:
         }
     )
     with pytest.raises(A2ADiscoveryError, match=r"HTTP\+JSON 1\.0, JSONRPC 2\.0"):
-        select_interface(card)
+        candidates(card, "auto", ("jsonrpc",))[0]
     with pytest.raises(ValueError, match="protocol must be"):
-        select_interface(card, "0.9")
+        candidates(card, "0.9", ("jsonrpc",))[0]
 
 
 @pytest.mark.parametrize(

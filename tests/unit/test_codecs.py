@@ -25,7 +25,6 @@ from a2a_anyio._dialects import (
     V02Dialect,
     V03Dialect,
     V1Dialect,
-    dialect_for,
 )
 from a2a_anyio._dialects.legacy import LegacyDialect
 from a2a_anyio._dialects.rest import V03RestDialect
@@ -274,18 +273,6 @@ def test_method_names() -> None:
         with pytest.raises(ValueError, match="not part of"):
             older.list_tasks_params(None, 10, None)
     assert v1.headers() == {"A2A-Version": "1.0"}
-
-
-def test_dialect_for() -> None:
-    assert isinstance(dialect_for("1.0"), V1Dialect)
-    assert isinstance(dialect_for("1.1"), V1Dialect)
-    tenant = dialect_for("1.0", "acme")
-    assert isinstance(tenant, V1Dialect)
-    assert tenant.tenant == "acme"
-    for version in ("0.3", "0.2", None):
-        assert isinstance(dialect_for(version), V03Dialect)
-    with pytest.raises(ValueError, match="no JSON-RPC dialect"):
-        dialect_for("2.0")
 
 
 # -- decoding results and events -----------------------------------------------------------------

@@ -32,7 +32,7 @@ from a2a_anyio import (
 )
 from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect
 from a2a_anyio._dialects._jsonrpc import decode_http, request, unwrap
-from a2a_anyio._dialects.card import parse_card, select_interface
+from a2a_anyio._dialects.card import candidates, parse_card
 from a2a_anyio._model import StreamEvent
 from a2a_anyio._reducer import fold
 
@@ -109,8 +109,8 @@ def check_card(version: str, frame: dict[str, Any]) -> None:
             ("JSONRPC", "0.3", "jsonrpc"),
             ("HTTP+JSON", "0.3", "rest"),
         ]
-        assert select_interface(card, "0.3") is card.interfaces[2]
-    assert select_interface(card) is card.interfaces[0]
+        assert candidates(card, "0.3", ("jsonrpc",))[0] is card.interfaces[2]
+    assert candidates(card, "auto", ("jsonrpc",))[0] is card.interfaces[0]
     headers = frame["response"]["headers"]
     assert "max-age=60" in headers["cache-control"]
     assert headers["etag"].startswith('W/"')
@@ -121,7 +121,7 @@ def check_extended_card(version: str, frame: dict[str, Any]) -> None:
     assert isinstance(card, AgentCard)
     assert [s.id for s in card.skills] == ["echo", "extended-skill"]
     assert card.capabilities.extended_agent_card
-    iface = select_interface(card)
+    iface = candidates(card, "auto", ("jsonrpc",))[0]
     assert iface.binding == "JSONRPC"
     assert iface.url.endswith("/a2a/jsonrpc")
     # The v0.3 extended card is a plain v0.3 card (url + additionalInterfaces).

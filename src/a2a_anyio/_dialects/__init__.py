@@ -50,24 +50,8 @@ __all__ = [
     "WireCodec",
     "WireRequest",
     "codec_for",
-    "dialect_for",
     "version_family",
 ]
-
-
-def dialect_for(version: str | None, tenant: str | None = None) -> Dialect:
-    """The JSON-RPC dialect for a Major.Minor protocol version (or "legacy")."""
-    if version is not None and version.startswith("1."):
-        return V1Dialect(tenant)
-    if version in (None, "0.3"):
-        return V03Dialect()
-    if version == "0.2":
-        return V02Dialect()
-    if version == "legacy":
-        from a2a_anyio._dialects.legacy import LegacyDialect
-
-        return LegacyDialect()
-    raise ValueError(f"no JSON-RPC dialect for A2A version {version!r}")
 
 
 #: (binding, version family) -> the codec that speaks it, as "module:class" in this package:

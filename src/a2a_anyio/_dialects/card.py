@@ -418,11 +418,6 @@ def candidates(
     return out
 
 
-def select_interface(card: AgentCard, protocol: str = "auto") -> AgentInterface:
-    """The first JSON-RPC interface, in the card's order, whose version this client speaks."""
-    return candidates(card, protocol, ("jsonrpc",))[0]
-
-
 def _family(protocol: str) -> tuple[str, ...]:
     if protocol == "auto":
         return SUPPORTED["JSONRPC"]

@@ -21,7 +21,6 @@ from a2a_anyio._model import (
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
-    TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
@@ -167,8 +166,3 @@ class FanOutView:
         done = sum(r.done for r in self.rows)
         caption = Text(f"{done}/{len(self.rows)} agents done", style="dim")
         return Group(table, caption)
-
-
-def final_state(row: AgentRow) -> TaskState | None:
-    """The task state of an agent's outcome, when it ended on a task."""
-    return row.result.state if isinstance(row.result, Task) else None
