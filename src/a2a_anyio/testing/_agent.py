@@ -17,6 +17,7 @@ import httpx
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from a2a_anyio._asgi import Receive, Scope, Send, need_hypercorn, serve_app
 from a2a_anyio._dialects import Send as SendMessage
 from a2a_anyio._dialects.card import encode_card
 from a2a_anyio._groups import beside
@@ -39,14 +40,6 @@ from a2a_anyio._model import (
 )
 from a2a_anyio.testing import _errors as codes
 from a2a_anyio.testing._app import AgentApp
-from a2a_anyio.testing._asgi import (
-    Receive,
-    Scope,
-    Send,
-    StreamingASGITransport,
-    need_hypercorn,
-    serve_app,
-)
 from a2a_anyio.testing._errors import AgentError
 from a2a_anyio.testing._skills import (
     ArtifactChunk,
@@ -58,6 +51,7 @@ from a2a_anyio.testing._skills import (
     artifact,
     status,
 )
+from a2a_anyio.testing._transport import StreamingASGITransport
 from a2a_anyio.testing._types import Fault, Method, PushDelivery, RecordedRequest
 from a2a_anyio.testing._wire import server_codecs
 

@@ -14,6 +14,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from a2a_anyio._asgi import (
+    HTTPRequest,
+    Receive,
+    Scope,
+    Send,
+    dumps,
+    lifespan,
+    send_json,
+    send_response,
+)
 from a2a_anyio._card import WELL_KNOWN_PATHS
 from a2a_anyio._dialects import (
     Cancel,
@@ -38,16 +48,6 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
 )
 from a2a_anyio.testing import _errors as codes
-from a2a_anyio.testing._asgi import (
-    HTTPRequest,
-    Receive,
-    Scope,
-    Send,
-    dumps,
-    lifespan,
-    send_json,
-    send_response,
-)
 from a2a_anyio.testing._errors import AgentError
 from a2a_anyio.testing._types import Method, RecordedRequest, trim_history
 from a2a_anyio.testing._wire import InvalidParams, read_args
