@@ -26,6 +26,33 @@ from a2a_anyio.testing._types import PushDelivery, RecordedRequest
 
 
 class FakeAgent(AgentConfig):
+    """A scriptable A2A agent for tests.
+
+    It speaks one ``dialect`` ("1.0", "0.3", "0.2", "legacy") over ``binding`` "jsonrpc",
+    "rest" or "both", keeps its tasks in memory, runs skills (async generator functions
+    registered with ``@agent.skill(id)`` or ``skills={id: fn}``; chosen by the request's
+    ``metadata.skillId``, else ``default_skill``, else the first registered, else an echo),
+    records every request, injects faults, and posts push notifications. Over JSON-RPC it also
+    serves extension methods (``@agent.method(name)``), answered whole or as an event stream.
+
+    It is an ASGI app. ``async with agent.serve() as agent`` serves it on 127.0.0.1 (then
+    ``agent.url`` is its base URL); ``async with agent:`` runs it for ``agent.transport()``,
+    an in-process httpx transport that streams.
+
+    Options: ``streaming`` / ``push_notifications`` (the capabilities; off, those calls fail
+    as the protocol says); ``extended_card`` (fields the extended card adds to the public
+    one; None: no extended card); ``card`` (fields that override the generated card);
+    ``auth`` (an ``Authorization`` value every call but the card must carry, else 401);
+    ``delay`` / ``event_delay`` (seconds before each answer / each streamed event);
+    ``cancelable`` (False: cancel answers TaskNotCancelable); ``answers_at_once`` (every
+    send is answered with its task as soon as it exists, blocking or not, as some servers
+    do); ``strict`` (refuse another
+    dialect's spellings, messages without ``messageId`` and, in v1.0, requests without
+    ``A2A-Version: 1.x``); ``rpc_path`` / ``rest_path`` (where the bindings live);
+    ``base_url`` (its URL when not served); ``push_client`` (the httpx client that posts
+    push notifications, e.g. one on ``PushReceiver.transport()``).
+    """
+
     def __init__(
         self,
         *,
@@ -76,6 +103,12 @@ class FakeAgent(AgentConfig):
         self._push_client = push_client
         self._store = TaskStore(self, self)
         self._app = AgentApp(self, self._store)
+        #: every request received, in order
+        self.requests: list[RecordedRequest] = self._app.requests
+        #: every push notification sent, in order
+        self.push_deliveries: list[PushDelivery] = self._app.push_deliveries
+        #: exceptions raised by skills (each also failed its task)
+        self.skill_errors: list[BaseException] = self._store.skill_errors
         self._served_url: str | None = None
         self._stacks: list[AsyncExitStack] = []
 
@@ -83,21 +116,6 @@ class FakeAgent(AgentConfig):
         return f"<FakeAgent {self.name!r} v{self.dialect} {self.binding} at {self.url}>"
 
     # -- records --------------------------------------------------------------------------
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request received, in order."""
-        return self._app.requests
-
-    @property
-    def push_deliveries(self) -> list[PushDelivery]:
-        """Every push notification sent, in order."""
-        return self._app.push_deliveries
-
-    @property
-    def skill_errors(self) -> list[BaseException]:
-        """Exceptions raised by skills (each also failed its task)."""
-        return self._store.skill_errors
 
     def requests_for(self, op: str) -> list[RecordedRequest]:
         """The recorded requests of one operation."""
@@ -199,7 +217,11 @@ class FakeAgent(AgentConfig):
         return self._store.tasks
 
     def get_task(self, task_id: str) -> Task:
-        """A snapshot of one task (``AgentError`` -32001 if unknown)."""
+        """A snapshot of one task (``AgentError`` -32001 if unknown).
+
+        Raises:
+            AgentError: -32001 (task not found).
+        """
         return self._store.get(task_id)
 
     def streams(self, task_id: str) -> int:
@@ -209,19 +231,37 @@ class FakeAgent(AgentConfig):
     def start_send(
         self, req: SendMessage, headers: dict[str, str]
     ) -> MemoryObjectReceiveStream[StreamEvent]:
-        """Start (or continue) a task: its events, see ``TaskStore.start_send``."""
+        """Start (or continue) a task; its events, the first being the task snapshot (or
+        the agent's Message), arrive on the returned stream, which ends after a final one.
+
+        Raises:
+            AgentError: the protocol's error for the request: the agent is not running, an unknown skill, a
+                task that is gone, final or in another context.
+        """
         return self._store.start_send(req, headers)
 
     def get(self, task_id: str) -> Task:
-        """The task (a snapshot)."""
+        """The task (a snapshot).
+
+        Raises:
+            AgentError: -32001 (task not found).
+        """
         return self._store.get(task_id)
 
     def cancel(self, task_id: str) -> Task:
-        """Cancel the task and its running skill."""
+        """Cancel the task and its running skill.
+
+        Raises:
+            AgentError: -32001 (task not found) or -32002 (not cancelable).
+        """
         return self._store.cancel(task_id)
 
     def subscribe(self, task_id: str) -> MemoryObjectReceiveStream[StreamEvent]:
-        """The task's snapshot, then its events until a final one."""
+        """The task's snapshot, then its events until a final one.
+
+        Raises:
+            AgentError: -32001 (task not found), or -32004 when streaming is off or the task is final.
+        """
         return self._store.subscribe(task_id)
 
     def list_tasks(
@@ -233,7 +273,11 @@ class FakeAgent(AgentConfig):
         page_token: str | None = None,
         updated_after: str | None = None,
     ) -> tuple[list[Task], str, int, int]:
-        """A page of tasks, most recently updated first: (tasks, next token, size, total)."""
+        """A page of tasks, most recently updated first: (tasks, next token, size, total).
+
+        Raises:
+            AgentError: -32602 for a page size outside 1 to 100 or a bad page token.
+        """
         return self._store.list_tasks(
             context_id=context_id,
             state=state,
@@ -243,17 +287,33 @@ class FakeAgent(AgentConfig):
         )
 
     def push_create(self, config: PushNotificationConfig) -> PushNotificationConfig:
-        """Store a push config (an id is assigned when it has none)."""
+        """Store a push config (an id is assigned when it has none).
+
+        Raises:
+            AgentError: -32003 (push notifications off), -32602 (no task named) or -32001 (task not found).
+        """
         return self._store.push_create(config)
 
     def push_get(self, task_id: str, config_id: str | None) -> PushNotificationConfig:
-        """One push config (the first when ``config_id`` is None)."""
+        """One push config (the first when ``config_id`` is None).
+
+        Raises:
+            AgentError: -32003 (push notifications off) or -32001 (no such task or config).
+        """
         return self._store.push_get(task_id, config_id)
 
     def push_list(self, task_id: str) -> list[PushNotificationConfig]:
-        """Every push config of the task."""
+        """Every push config of the task.
+
+        Raises:
+            AgentError: -32003 (push notifications off) or -32001 (task not found).
+        """
         return self._store.push_list(task_id)
 
     def push_delete(self, task_id: str, config_id: str) -> None:
-        """Remove a push config."""
+        """Remove a push config.
+
+        Raises:
+            AgentError: -32003 (push notifications off) or -32001 (no such task or config).
+        """
         self._store.push_delete(task_id, config_id)

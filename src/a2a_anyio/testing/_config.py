@@ -281,7 +281,11 @@ class AgentConfig:
         return f"{self.url}/.well-known/{name}"
 
     def require_push(self) -> None:
-        """Raise ``AgentError`` -32003 when push notifications are off."""
+        """Check that push notifications are on.
+
+        Raises:
+            AgentError: -32003 (push notifications off).
+        """
         if not self.push_notifications:
             raise AgentError(codes.PUSH_NOT_SUPPORTED, "Push Notification is not supported")
 
