@@ -37,6 +37,15 @@ import anyio
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from a2a_anyio._asgi import (
+    Receive,
+    Scope,
+    Send,
+    lifespan,
+    send_json,
+    send_response,
+    serve_app,
+)
 from a2a_anyio._decoding import BodyDecoder, UndecodableBody
 from a2a_anyio._dialects import v03, v1
 from a2a_anyio._errors import A2AClientError, A2AProtocolError
@@ -51,15 +60,6 @@ from a2a_anyio._model import (
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatusUpdateEvent,
-)
-from a2a_anyio.testing._asgi import (
-    Receive,
-    Scope,
-    Send,
-    lifespan,
-    send_json,
-    send_response,
-    serve_app,
 )
 
 if TYPE_CHECKING:

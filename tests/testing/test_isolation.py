@@ -25,10 +25,19 @@ def _imported_modules(path: Path) -> set[str]:
 
 
 def test_client_modules_never_import_server_pieces() -> None:
+    # _asgi.py is a server piece itself: the ASGI plumbing the testing kit and push.py share.
+    server = ("a2a_anyio.testing", "a2a_anyio.push", "a2a_anyio._asgi")
     client = [*SRC.glob("_*.py"), *(SRC / "_dialects").glob("*.py"), SRC / "__init__.py"]
+    client.remove(SRC / "_asgi.py")
     for path in client:
         for name in _imported_modules(path):
-            assert not name.startswith(("a2a_anyio.testing", "a2a_anyio.push")), (path, name)
+            assert not name.startswith(server), (path, name)
+
+
+def test_the_server_plumbing_imports_no_server_piece_above_it() -> None:
+    """push.py and the testing kit import _asgi.py; it imports neither."""
+    for name in _imported_modules(SRC / "_asgi.py"):
+        assert not name.startswith(("a2a_anyio.testing", "a2a_anyio.push")), name
 
 
 def test_server_dependencies_load_only_when_serving() -> None:

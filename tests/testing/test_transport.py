@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from a2a_anyio import A2AClient, Task, TaskState
+from a2a_anyio._asgi import Receive, Scope, Send
 from a2a_anyio.testing import (
     FakeAgent,
     SkillContext,
@@ -18,7 +19,6 @@ from a2a_anyio.testing import (
     serve_app,
     status,
 )
-from a2a_anyio.testing._asgi import Receive, Scope, Send
 from a2a_anyio.testing._skills import Emit
 
 from ._helpers import V1, Gate, connect, rpc, rpc_body, v1_message, wait_until

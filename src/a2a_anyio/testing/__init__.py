@@ -20,8 +20,9 @@ Serving needs hypercorn (``pip install 'a2a-anyio[testing]'``); the in-process t
 
 from __future__ import annotations
 
-from a2a_anyio.testing._agent import FakeAgent, SkillInfo
-from a2a_anyio.testing._asgi import StreamingASGITransport, serve_app
+from a2a_anyio._asgi import serve_app
+from a2a_anyio.testing._agent import FakeAgent
+from a2a_anyio.testing._config import SkillInfo
 from a2a_anyio.testing._errors import AgentError
 from a2a_anyio.testing._skills import (
     ArtifactChunk,
@@ -33,6 +34,7 @@ from a2a_anyio.testing._skills import (
     reply,
     status,
 )
+from a2a_anyio.testing._transport import StreamingASGITransport
 from a2a_anyio.testing._types import OPERATIONS, Fault, PushDelivery, RecordedRequest
 
 __all__ = [

@@ -1,5 +1,7 @@
-"""The fake agent's HTTP side: cards, JSON-RPC and HTTP+JSON routes, SSE, faults, records.
-Methods, paths, params, results and errors are read and written by the client's codecs."""
+"""The fake agent's HTTP side: the ASGI app that serves an ``AgentConfig`` and a ``TaskStore``
+(cards, JSON-RPC and HTTP+JSON routes, SSE, faults, the requests it records), and the poster of
+the store's push notifications. Methods, paths, params, results and errors are read and written
+by the client's codecs."""
 
 from __future__ import annotations
 
@@ -9,11 +11,23 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
+import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+import a2a_anyio.testing._errors as codes
+from a2a_anyio._asgi import (
+    HTTPRequest,
+    Receive,
+    Scope,
+    Send,
+    dumps,
+    lifespan,
+    send_json,
+    send_response,
+)
 from a2a_anyio._card import WELL_KNOWN_PATHS
 from a2a_anyio._dialects import (
     Cancel,
@@ -30,30 +44,20 @@ from a2a_anyio._dialects._jsonrpc import read_request
 from a2a_anyio._dialects.jsonrpc_codec import V02JsonRpcCodec
 from a2a_anyio._errors import A2ARPCError
 from a2a_anyio._model import (
+    JSONDict,
     Message,
+    PushNotificationConfig,
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
     TaskPage,
     TaskStatusUpdateEvent,
 )
-from a2a_anyio.testing import _errors as codes
-from a2a_anyio.testing._asgi import (
-    HTTPRequest,
-    Receive,
-    Scope,
-    Send,
-    dumps,
-    lifespan,
-    send_json,
-    send_response,
-)
+from a2a_anyio.testing._config import AgentConfig
 from a2a_anyio.testing._errors import AgentError
-from a2a_anyio.testing._types import Method, RecordedRequest, trim_history
+from a2a_anyio.testing._store import TaskStore
+from a2a_anyio.testing._types import Method, PushDelivery, RecordedRequest, trim_history
 from a2a_anyio.testing._wire import InvalidParams, read_args
-
-if TYPE_CHECKING:
-    from a2a_anyio.testing._agent import FakeAgent
 
 _NEW_CARD, _OLD_CARD = WELL_KNOWN_PATHS
 CARD_PATHS = {
@@ -98,10 +102,16 @@ class _Guard:
 
 
 class AgentApp:
-    """The ASGI application of one FakeAgent."""
+    """The ASGI application that serves ``config`` and ``store``; it records every request
+    and posts the store's push notifications (``post_pushes``)."""
 
-    def __init__(self, agent: FakeAgent) -> None:
-        self.agent = agent
+    def __init__(self, config: AgentConfig, store: TaskStore) -> None:
+        self.config = config
+        self.store = store
+        #: every request received, in order
+        self.requests: list[RecordedRequest] = []
+        #: every push notification sent, in order
+        self.push_deliveries: list[PushDelivery] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -121,15 +131,44 @@ class AgentApp:
         record = RecordedRequest(
             req.method, req.path, dict(req.query), dict(req.headers), body, req.body
         )
-        self.agent.requests.append(record)
+        self.requests.append(record)
         await self._route(req, record, receive, send)
+
+    async def post_pushes(
+        self,
+        queue: MemoryObjectReceiveStream[tuple[PushNotificationConfig, StreamEvent, Task]],
+        client: httpx.AsyncClient,
+    ) -> None:
+        """Post each notification of ``queue`` with ``client``, recording each delivery."""
+        async with queue:
+            async for config, event, task in queue:
+                body = self.config.rpc_codec.dialect.encode_notification(event, task)
+                await self._deliver(client, config, body)
+
+    async def _deliver(
+        self, client: httpx.AsyncClient, config: PushNotificationConfig, body: JSONDict
+    ) -> None:
+        v1 = self.config.dialect == "1.0"
+        headers = {"Content-Type": "application/a2a+json" if v1 else "application/json"}
+        if config.token:
+            headers["X-A2A-Notification-Token"] = config.token
+        if config.auth_scheme and config.auth_credentials:
+            headers["Authorization"] = f"{config.auth_scheme} {config.auth_credentials}"
+        delivery = PushDelivery(config.url, headers, body)
+        self.push_deliveries.append(delivery)
+        try:
+            response = await client.post(config.url, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            delivery.error = f"{type(exc).__name__}: {exc}"
+        else:
+            delivery.status_code = response.status_code
 
     # -- routing ------------------------------------------------------------------------
 
     async def _route(
         self, req: HTTPRequest, record: RecordedRequest, receive: Receive, send: Send
     ) -> None:
-        a = self.agent
+        a = self.config
         path = req.path
         if req.method == "GET" and path in CARD_PATHS[a.dialect]:
             record.op = "card"
@@ -170,7 +209,7 @@ class AgentApp:
         check_auth: bool = True,
     ) -> _Plan | None:
         """Check credentials and apply the faults; None when the request was answered here."""
-        a = self.agent
+        a = self.config
         if check_auth and a.auth is not None and req.headers.get("authorization") != a.auth:
             await send_json(
                 send, 401, {"error": "unauthorized"}, headers={"WWW-Authenticate": "Bearer"}
@@ -209,7 +248,7 @@ class AgentApp:
         await send_json(send, status, body)
 
     def _version_error(self, req: HTTPRequest) -> AgentError | None:
-        if self.agent.dialect != "1.0" or not self.agent.strict:
+        if self.config.dialect != "1.0" or not self.config.strict:
             return None
         version = req.headers.get("a2a-version") or req.query.get("A2A-Version") or "0.3"
         if version.strip() == "1" or version.strip().startswith("1."):
@@ -224,7 +263,7 @@ class AgentApp:
     async def _jsonrpc(
         self, req: HTTPRequest, record: RecordedRequest, receive: Receive, send: Send
     ) -> None:
-        codec = self.agent.rpc_codec
+        codec = self.config.rpc_codec
         try:
             req_id, method, params = read_request(req.body)
         except A2ARPCError as exc:  # not JSON, or no JSON-RPC request
@@ -232,7 +271,7 @@ class AgentApp:
             return
         record.rpc_method = method
         op = codec.op_for(method)
-        extension = self.agent.methods.get(method) if op is None else None
+        extension = self.config.methods.get(method) if op is None else None
         record.op = op.value if op is not None else "call" if extension is not None else None
         plan = await self._pre(record, req, send, req_id, codec)
         if plan is None:
@@ -248,7 +287,7 @@ class AgentApp:
     async def _rest(
         self, req: HTTPRequest, record: RecordedRequest, receive: Receive, send: Send, sub: str
     ) -> None:
-        codec = self.agent.rest_codec
+        codec = self.config.rest_codec
         assert codec is not None
         match = codec.route(req.method, sub)
         record.op = match.route.op if match is not None else None
@@ -290,7 +329,7 @@ class AgentApp:
         try:
             if (err := self._version_error(req)) is not None:
                 raise err
-            args = read_args(codec, op, params(), self.agent.strict)
+            args = read_args(codec, op, params(), self.config.strict)
             if op.streams:
                 events = self._open_stream(args, req)
                 await self._stream(events, codec, plan, req_id, receive, send)
@@ -309,34 +348,33 @@ class AgentApp:
     def _open_stream(
         self, args: OpArgs, req: HTTPRequest
     ) -> MemoryObjectReceiveStream[StreamEvent]:
-        a = self.agent
-        if not a.streaming:
+        if not self.config.streaming:
             raise AgentError(codes.UNSUPPORTED_OPERATION, "Streaming is not supported")
         if isinstance(args, TaskRef):
-            return a.subscribe(args.task_id)
+            return self.store.subscribe(args.task_id)
         assert isinstance(args, SendMessage)
-        return a.start_send(args, req.headers)
+        return self.store.start_send(args, req.headers)
 
     async def _run(self, op: Op, args: OpArgs, req: HTTPRequest, receive: Receive) -> Any:
-        a = self.agent
+        a, store = self.config, self.store
         if isinstance(args, SendMessage):
             return await self._send(args, req, receive)
         if isinstance(args, TaskRef):
-            return trim_history(a.get(args.task_id), args.history_length)
+            return trim_history(store.get(args.task_id), args.history_length)
         if isinstance(args, Cancel):
-            return a.cancel(args.task_id)
+            return store.cancel(args.task_id)
         if isinstance(args, ListTasks):
             return self._list(args)
         if isinstance(args, PushCreate):
-            return a.push_create(args.config)
+            return store.push_create(args.config)
         if isinstance(args, PushRef):
             if op is Op.PUSH_GET:
-                return a.push_get(args.task_id, args.config_id)
+                return store.push_get(args.task_id, args.config_id)
             if op is Op.PUSH_LIST:
-                return a.push_list(args.task_id)
+                return store.push_list(args.task_id)
             if args.config_id is None:
                 raise InvalidParams("the push config's id is required")
-            a.push_delete(args.task_id, args.config_id)
+            store.push_delete(args.task_id, args.config_id)
             return None
         if a.extended_card is None:
             if a.dialect == "1.0":
@@ -345,7 +383,7 @@ class AgentApp:
         return a.card(req.base_url, extended=True)
 
     def _list(self, args: ListTasks) -> TaskPage:
-        tasks, token, size, total = self.agent.list_tasks(
+        tasks, token, size, total = self.store.list_tasks(
             context_id=args.context_id,
             state=args.status,
             page_size=args.limit,
@@ -362,7 +400,7 @@ class AgentApp:
     async def _guard(self, receive: Receive) -> AsyncIterator[_Guard]:
         """Cancel the body when the client disconnects or the agent stops."""
         guard = _Guard()
-        closing = self.agent.closing
+        closing = self.store.closing
 
         async with anyio.create_task_group() as tg:
 
@@ -385,8 +423,7 @@ class AgentApp:
 
     async def _send(self, args: SendMessage, req: HTTPRequest, receive: Receive) -> Any:
         """A (blocking or not) send: wait for the first snapshot or a final event."""
-        a = self.agent
-        events = a.start_send(args, req.headers)
+        events = self.store.start_send(args, req.headers)
         result: Task | Message | None = None
         task_id: str | None = None
         with events:
@@ -397,7 +434,7 @@ class AgentApp:
                         break
                     if isinstance(event, Task):
                         task_id = event.id
-                        if not args.config.blocking or a.answers_at_once:
+                        if not args.config.blocking or self.config.answers_at_once:
                             result = event
                             break
                     elif _is_final(event):
@@ -405,7 +442,7 @@ class AgentApp:
         if result is None:
             if task_id is None:
                 raise AgentError(codes.INTERNAL_ERROR, "the agent stopped")
-            result = a.get(task_id)
+            result = self.store.get(task_id)
         if isinstance(result, Task):
             result = trim_history(result, args.config.history_length)
         return result
@@ -420,7 +457,7 @@ class AgentApp:
         send: Send,
     ) -> None:
         """Write the events as SSE until a final one (or a cut)."""
-        a = self.agent
+        store = self.store
 
         async def payloads() -> AsyncGenerator[tuple[Any, bool], None]:
             with events:  # closed with the generator: before the body's end is sent
@@ -429,8 +466,7 @@ class AgentApp:
                         continue  # legacy streams carry no task snapshot
                     task = None
                     if isinstance(event, TaskArtifactUpdateEvent):
-                        rec = a._records.get(event.task_id)
-                        task = rec.task if rec is not None else None
+                        task = store.live(event.task_id)
                     yield codec.encode_event(event, req_id, task), _is_final(event)
 
         with events:  # here too, for a generator that never ran
