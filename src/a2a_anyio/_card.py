@@ -20,6 +20,7 @@ from a2a_anyio._errors import (
     A2ADiscoveryError,
     A2AProtocolError,
     ErrorContext,
+    instead,
     located,
 )
 from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, RawResponse
@@ -160,10 +161,7 @@ class AgentCardFetcher:
                     await self._verifier.verify(value, self._fetch_keys)
                 card = parse_card(value)
             except A2AClientError as exc:  # the card's reader and verifier know no agent
-                error = located(exc, self._context)
-                if error is exc:
-                    raise
-                raise error from exc
+                instead(located(exc, self._context))
             no_store = "no-store" in resp.headers.get("cache-control", "").lower()
             etag = None if no_store else _etag(resp.headers.get("etag"))
             self._cached = _Cached(card, url, etag, self._expiry(resp))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar
 
 if TYPE_CHECKING:
     from a2a_anyio._model import StreamEvent, Task, TaskState
@@ -67,7 +67,8 @@ class A2AClientError(Exception):
         """A new error of the same class with every field of this one, ``changes`` replacing
         some of them (``message``, ``events``, ``attempts``, ``schemes``...).
 
-        This error is left as it is and becomes the new one's ``__cause__``.
+        This error is left as it is. The new one takes its place: its cause, its context and
+        its traceback; raise it with ``instead`` so that a traceback shows it once.
         """
         fields = vars(self)
         unknown = sorted(name for name in changes if name not in fields)
@@ -79,8 +80,9 @@ class A2AClientError(Exception):
         new.__dict__.update({k: list(v) if isinstance(v, list) else v for k, v in state.items()})
         new.__dict__["events"] = list(state["events"])
         new.args = (new.message,) if self.args == (self.message,) else self.args
-        new.__cause__ = self
-        return new
+        new.__cause__, new.__context__ = self.__cause__, self.__context__
+        new.__suppress_context__ = self.__suppress_context__
+        return new.with_traceback(self.__traceback__)
 
     def __str__(self) -> str:
         name = self.method or self.operation
@@ -109,6 +111,12 @@ def located(error: _E, context: ErrorContext) -> _E:
         if value is not None and getattr(error, name) is None
     }
     return error.with_context(**missing) if missing else error
+
+
+def instead(error: A2AClientError) -> NoReturn:
+    """Raise ``error`` in place of the error being handled, which it copies (``located``,
+    ``with_context``): with that error's cause, so that a traceback shows it once."""
+    raise error from error.__cause__
 
 
 class A2AConnectionError(A2AClientError):

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 from a2a_anyio._auth import Credentials
 from a2a_anyio._deadline import Call
 from a2a_anyio._dialects import Fallback, WireCodec, WireRequest
-from a2a_anyio._errors import A2AAuthError, A2AClientError, A2AProtocolError
+from a2a_anyio._errors import A2AAuthError, A2AClientError, A2AProtocolError, instead
 from a2a_anyio._http import HttpTransport
 from a2a_anyio._http_sse import open_sse
 from a2a_anyio._payloads import PayloadTypes
@@ -88,7 +88,7 @@ class Exchange:
         if not schemes:
             raise exc
         asks = f"{exc.message} (the agent asks for: {'; or '.join(schemes)})"
-        raise exc.with_context(message=asks, schemes=schemes) from exc
+        instead(exc.with_context(message=asks, schemes=schemes))
 
     def stream(
         self,

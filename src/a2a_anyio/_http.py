@@ -28,6 +28,7 @@ from a2a_anyio._errors import (
     A2AProtocolError,
     A2ATimeoutError,
     ErrorContext,
+    instead,
     located,
     shown,
 )
@@ -522,10 +523,7 @@ class HttpTransport:
         try:
             return await auth.apply(url, headers, post_form)
         except A2AClientError as exc:
-            error = located(exc, where)  # an auth scheme knows no call
-            if error is exc:
-                raise
-            raise error from exc
+            instead(located(exc, where))  # an auth scheme knows no call
 
     async def read_body(
         self,

@@ -21,6 +21,7 @@ from a2a_anyio._errors import (
     A2ATimeoutError,
     ErrorContext,
     clipped,
+    instead,
 )
 from a2a_anyio._follower import (
     DEFAULT_KEEP_EVENTS,
@@ -479,7 +480,7 @@ class MessageStream:
 
     def _raise(self, exc: BaseException) -> NoReturn:
         """Raise what ended the stream: ``exc``, or when it leaves out where it happened or
-        the events delivered before it, a new error that says them, caused by it."""
+        the events delivered before it, a copy that says them in its place."""
         if isinstance(exc, A2AClientError):
             changes: dict[str, Any] = {
                 name: value
@@ -490,7 +491,7 @@ class MessageStream:
             if events and not exc.events:
                 changes["events"] = events
             if changes:
-                raise exc.with_context(**changes) from exc
+                instead(exc.with_context(**changes))
         raise exc
 
     async def result(self) -> Task | Message:

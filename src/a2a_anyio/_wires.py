@@ -19,6 +19,7 @@ from a2a_anyio._errors import (
     A2AHTTPError,
     MethodNotFoundError,
     VersionNotSupportedError,
+    instead,
     located,
     shown,
 )
@@ -158,10 +159,7 @@ def card_candidates(
     try:
         usable = candidates(card, protocol, bindings, card_url)
     except A2AClientError as exc:  # the card's reader knows no agent
-        error = located(exc, {"agent": agent, "operation": "card"})
-        if error is exc:
-            raise
-        raise error from exc
+        instead(located(exc, {"agent": agent, "operation": "card"}))
     out, unusable = [], []
     for iface in usable:
         url, problem = resolve(base, iface.url)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from a2a_anyio import (
 )
 from a2a_anyio._card import MAX_CARD_BYTES
 from a2a_anyio._dialects import Cancel, Op, OpArgs, Send, TaskRef, codec_for
-from a2a_anyio._errors import ErrorContext, located
+from a2a_anyio._errors import ErrorContext, instead, located
 from a2a_anyio.cli._errors import classify
 
 from ._support import (
@@ -66,6 +67,13 @@ from ._support import (
 )
 
 pytestmark = pytest.mark.anyio
+
+
+def shown_once(error: BaseException) -> None:
+    """A layer that added context raised its copy in the error's place: no error of the same
+    class in its chain of causes, so that a traceback shows it once."""
+    assert not [c for c in causes(error)[1:] if type(c) is type(error)], causes(error)
+
 
 REST_URL = BASE + "/rest"
 WHERE: ErrorContext = {
@@ -137,7 +145,8 @@ def test_with_context_makes_a_new_error_with_every_field(cls: type[A2AClientErro
     event = FAILED
     copy = original.with_context(message="boom again", attempts=3, events=[event])
     assert type(copy) is cls
-    assert copy.__cause__ is original
+    # It takes the original's place: its cause and traceback, not the original as its cause.
+    assert copy.__cause__ is original.__cause__ and copy.__traceback__ is original.__traceback__
     assert vars(copy) == {**before, "message": "boom again", "attempts": 3, "events": [event]}
     assert copy.args == ("boom again",)
     assert (copy.retryable, getattr(copy, "code", None)) == (
@@ -176,7 +185,7 @@ def test_located_fills_in_only_what_is_missing() -> None:
     err = A2AProtocolError("bad shape", method="GetTask")
     filled = located(err, {"agent": RPC_URL, "method": "other", "operation": "get"})
     assert (filled.agent, filled.method, filled.operation) == (RPC_URL, "GetTask", "get")
-    assert filled.__cause__ is err and err.agent is None
+    assert filled.__cause__ is None and err.agent is None
     assert located(filled, {"agent": "elsewhere", "request_id": None}) is filled
 
 
@@ -406,9 +415,7 @@ def test_a_payload_that_does_not_fit_names_the_call() -> None:
         "get",
         req.request_id,
     )
-    cause = err.__cause__
-    assert isinstance(cause, A2AProtocolError) and cause.message == err.message
-    assert (cause.agent, cause.method, cause.request_id) == (None, None, None)
+    shown_once(err)
 
 
 # -- through the client: both bindings, errors of the transport ----------------------------------
@@ -627,9 +634,7 @@ async def test_the_token_endpoint_failing_names_the_call_that_needed_it() -> Non
         "get",
         1,
     )
-    cause = err.__cause__  # the auth scheme's own error, which knew no call, left as it was
-    assert isinstance(cause, A2AAuthError) and cause.agent is None
-    assert _what(cause) == {**_what(err), "operation": None}
+    shown_once(err)
 
 
 async def test_the_schemes_of_the_card_come_in_a_new_error() -> None:
@@ -652,10 +657,8 @@ async def test_the_schemes_of_the_card_come_in_a_new_error() -> None:
     err = info.value
     assert err.schemes == ["bearer (HTTP Bearer with scopes tasks.read)"]
     assert err.message == "HTTP 401: who are you? (the agent asks for: " + err.schemes[0] + ")"
-    cause = err.__cause__
-    assert isinstance(cause, A2AAuthError)
-    assert (cause.schemes, cause.message) == ([], "HTTP 401: who are you?")
-    assert (cause.agent, cause.method, cause.request_id) == (err.agent, "GetTask", 1)
+    assert (err.agent, err.method, err.request_id) == (RPC_URL, "GetTask", 1)
+    shown_once(err)
 
 
 async def test_giving_up_is_a_new_error_caused_by_the_last_one() -> None:
@@ -735,9 +738,8 @@ async def test_an_error_event_comes_back_with_the_events_before_it() -> None:
         "stream",
         1,
     )
-    decoded = err.__cause__  # as the event decoder built it: the events were not its to know
-    assert isinstance(decoded, A2AServerError) and decoded.events == []
-    assert {**_what(decoded), "events": received} == _what(err)
+    assert isinstance(err, A2AServerError)
+    shown_once(err)
 
 
 async def test_a_stream_that_ends_early_says_where_and_what_came_before() -> None:
@@ -748,9 +750,7 @@ async def test_a_stream_that_ends_early_says_where_and_what_came_before() -> Non
     err = info.value
     assert [type(e) for e in err.events] == [Task]
     assert (err.agent, err.method, err.request_id) == (RPC_URL, "SendStreamingMessage", 1)
-    cut = err.__cause__
-    assert isinstance(cut, A2AConnectionError) and cut.events == []
-    assert (cut.agent, cut.method, cut.request_id) == (RPC_URL, "SendStreamingMessage", 1)
+    shown_once(err)
 
 
 @on_mock_clock()
@@ -764,7 +764,20 @@ async def test_a_stream_time_limit_says_everything_and_comes_from_the_connection
     assert [type(e) for e in err.events] == [Task]
     where = (RPC_URL, "SendStreamingMessage", "stream", 1)
     assert (err.agent, err.method, err.operation, err.request_id) == where
-    # The connection's own error, as it was built: the stream adds the events it delivered.
-    idle = err.__cause__
-    assert isinstance(idle, A2ATimeoutError) and idle.timeout == "stream-idle"
-    assert idle.events == [] and (idle.agent, idle.method, idle.operation, idle.request_id) == where
+    # The connection's own error, with the events the stream delivered, in its place.
+    assert str(err).startswith("stream idle timeout: nothing from ")
+    shown_once(err)
+
+
+def test_an_error_given_context_is_shown_once_in_its_traceback() -> None:
+    def deep() -> None:
+        raise A2AProtocolError("bad shape") from ValueError("the reason")
+
+    with pytest.raises(A2AProtocolError) as info:
+        try:
+            deep()
+        except A2AProtocolError as exc:
+            instead(located(exc, {"agent": RPC_URL}))
+    text = "".join(traceback.format_exception(info.value))
+    assert text.count("A2AProtocolError: bad shape") == 1 and info.value.agent == RPC_URL
+    assert "in deep" in text and "ValueError: the reason" in text  # its frames and its cause

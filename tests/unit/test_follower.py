@@ -632,8 +632,9 @@ def test_the_cut_keeps_its_cause() -> None:
     assert follower.read_failed(cut) == Action(ActionKind.RESUBSCRIBE, 1, cut)
     assert follower.reattach_failed(refusal()) == Action(ActionKind.POLL, 1)
     fail = follower.poll_failed(TaskNotFoundError("t-1"))
-    # A new error says why the cut was not repaired; the cut itself is left as it was.
-    assert fail.error is not None and fail.error.__cause__ is cut
+    # A new error says why the cut was not repaired, in the cut's place (its cause); the cut
+    # itself is left as it was.
+    assert fail.error is not None and fail.error.__cause__ is cut.__cause__
     assert type(fail.error) is A2AConnectionError
     assert (
         fail.error.message

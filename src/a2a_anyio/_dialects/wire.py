@@ -44,6 +44,7 @@ from a2a_anyio._errors import (
     MethodNotFoundError,
     TaskNotFoundError,
     UnsupportedOperationError,
+    instead,
     located,
 )
 from a2a_anyio._model import (
@@ -142,10 +143,7 @@ def raise_in(context: ErrorContext, exc: A2AClientError) -> NoReturn:
 
     For the errors of the payload decoders, which are pure and know no call.
     """
-    error = located(exc, context)
-    if error is exc:
-        raise exc
-    raise error from exc
+    instead(located(exc, context))
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
