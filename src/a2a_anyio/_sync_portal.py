@@ -75,8 +75,10 @@ class Calls:
     The portal is thread-safe; this adds the facade's own lifecycle, kept in the event loop's
     thread: ``shut()`` runs there, cancels the calls still running and waits until they have
     ended, so that nothing is closed under a call that still uses it. A call interrupted in
-    the waiting thread (``KeyboardInterrupt``, say) cancels its task in the portal, so the
-    connection it holds is released instead of being left to run on.
+    the waiting thread (``KeyboardInterrupt``, say) cancels its task in the portal and waits
+    until that task has ended before the interrupt goes on: the connection it held is
+    released, and what the caller does next (close a stream, call again) never meets the
+    call still running.
 
     With ``tracing``, the caller's current span is the parent of the spans of the call.
     """
@@ -93,8 +95,11 @@ class Calls:
         """Await ``func()`` in the portal's event loop and return (or raise) its outcome."""
         if self.closed:
             raise RuntimeError(f"this {self.owner} is closed")
+        ended = threading.Event()
         try:
-            future = self.portal.start_task_soon(self._guarded, func, self._tracing.capture())
+            future = self.portal.start_task_soon(
+                self._guarded, func, ended, self._tracing.capture()
+            )
         except RuntimeError:
             if self.closed:  # closed (and the portal stopped) since the check above
                 raise RuntimeError(f"this {self.owner} is closed") from None
@@ -104,20 +109,26 @@ class Calls:
         except BaseException:
             if not future.done():  # interrupted here, not failed there: stop it there too
                 future.cancel()
+                ended.wait()  # until it has unwound: the next call may use what it used
             raise
 
-    async def _guarded(self, func: Callable[[], Awaitable[T]], tracing_context: object) -> T:
-        if self.closed:
-            raise RuntimeError(f"this {self.owner} is closed")
-        with anyio.CancelScope() as scope, self._tracing.restored(tracing_context):
-            self._scopes.add(scope)
-            try:
-                return await func()
-            finally:
-                self._scopes.discard(scope)
-                if not self._scopes and self._idle is not None:
-                    self._idle.set()
-        raise RuntimeError(f"this {self.owner} was closed during the call")
+    async def _guarded(
+        self, func: Callable[[], Awaitable[T]], ended: threading.Event, tracing_context: object
+    ) -> T:
+        try:
+            if self.closed:
+                raise RuntimeError(f"this {self.owner} is closed")
+            with anyio.CancelScope() as scope, self._tracing.restored(tracing_context):
+                self._scopes.add(scope)
+                try:
+                    return await func()
+                finally:
+                    self._scopes.discard(scope)
+                    if not self._scopes and self._idle is not None:
+                        self._idle.set()
+            raise RuntimeError(f"this {self.owner} was closed during the call")
+        finally:
+            ended.set()
 
     async def shut(self) -> bool:
         """In the loop: refuse new calls, cancel those running and wait until they ended.

@@ -544,7 +544,10 @@ class Interrupted(BaseException):
 
 @pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
 @BACKENDS
-def test_an_interrupted_call_is_cancelled_in_the_portal(backend: str) -> None:
+@pytest.mark.parametrize("step", ["next", "send"])
+def test_an_interrupted_call_has_ended_in_the_portal_when_the_interrupt_goes_on(
+    backend: str, step: str
+) -> None:
     agent = Agent()
     agent.stream("SendStreamingMessage", HAPPY[:1], hang=True)
     main = threading.get_ident()
@@ -564,11 +567,15 @@ def test_an_interrupted_call_is_cancelled_in_the_portal(backend: str) -> None:
             next(stream)
             threading.Thread(target=send_signal_once_waiting, daemon=True).start()
             with pytest.raises(Interrupted):
-                next(stream)  # waits for an event that never comes, until interrupted
-            deadline = time.monotonic() + 5
-            while agent.body.is_open() and time.monotonic() < deadline:
-                time.sleep(0.005)
-            assert agent.body.closed  # the step was cancelled in the portal: stream closed
+                if step == "next":
+                    next(stream)  # waits for an event that never comes, until interrupted
+                else:  # a blocking send that streams, through the same kind of body
+                    client.send_message("write", on_event=lambda event: None)
+            # Already, not eventually: the call was cancelled in the portal, and has ended.
+            assert not client._calls._scopes
+            assert len(agent.bodies) == (1 if step == "next" else 2)
+            assert agent.bodies[-1].closed
+            stream.close()
             assert client.get_task("t-1").id == "t-1"  # the client goes on
     finally:
         signal.signal(signal.SIGUSR1, previous)
