@@ -522,7 +522,8 @@ class MessageStream:
         # by the garbage collector, not by the stream.
         if self._state == "open":
             warnings.warn(
-                f"unclosed stream of {self.agent}: use 'async with' or call aclose()",
+                f"unclosed stream of {redacted(self.agent or '')}: use 'async with' or call "
+                "aclose()",
                 ResourceWarning,
                 stacklevel=1,  # no caller of ours to name: the collector runs it
                 source=self,
