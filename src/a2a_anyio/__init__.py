@@ -6,7 +6,7 @@ from typing import Any as _Any
 
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
-from a2a_anyio._client import A2AClient
+from a2a_anyio._client import A2AClient, ClientOptions
 from a2a_anyio._deadline import CLIENT_TIMEOUT
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -152,6 +152,7 @@ __all__ = [
     "Bearer",
     "CLIENT_TIMEOUT",
     "CardVerifier",
+    "ClientOptions",
     "ContentTypeNotSupportedError",
     "DataPart",
     "ExtendedCardNotConfiguredError",

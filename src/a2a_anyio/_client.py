@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
 
 import anyio
 
@@ -77,9 +77,63 @@ from a2a_anyio._stream import MessageStream, StreamLimits, StreamSource, StreamW
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
+    from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
 
 MessageInput = str | Mapping[str, Any] | Message
+
+
+class AgentOptions(TypedDict, total=False):
+    """The options of ``A2AClient`` that are an agent's own: what a pool passes on to each
+    client it makes (the rest are the pool's: ``ClientOptions``)."""
+
+    auth: AuthInput
+    headers: Mapping[str, str] | None
+    cookies: Mapping[str, str] | None
+    idle_timeout: float | None
+    card_ttl: float
+    protocol: str
+    bindings: Sequence[str]
+    endpoint: str | None
+    tenant: str | None
+    extensions: Sequence[str] | None
+    card: AgentCard | Mapping[str, Any] | None
+    retry: RetryPolicy | None
+    resume: bool
+    connect_timeout: float
+    max_response_bytes: int
+    max_event_bytes: int
+    trusted_origins: Sequence[str]
+    cross_origin: str
+    card_verifier: CardVerifier | None
+    keep_events: int | None
+    types: Mapping[str, Decoder] | None
+
+
+class ClientOptions(AgentOptions, total=False):
+    """Every keyword option of ``A2AClient``, for code that passes them on
+    (``**options: Unpack[ClientOptions]``): a type checker then checks each by its name and
+    type. ``SyncA2AClient`` and the one-shot helpers take them so."""
+
+    verify: VerifyTypes
+    timeout: float | None
+    http_client: AsyncClient | None
+    logger: logging.Logger | None
+    tracing: bool
+
+
+class PoolOptions(AgentOptions, total=False):
+    """The options of ``AgentPool``: its own, and those it passes on to each client."""
+
+    max_connections: int | None
+    timeout: float | None
+    verify: VerifyTypes
+    http_client: AsyncClient | None
+    registry: AgentRegistry | None
+    logger: logging.Logger | None
+    tracing: bool
+
+
 EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient
+from a2a_anyio._client import A2AClient, ClientOptions
 from a2a_anyio._model import AgentCard, DataPart, Message, Part, Role, Task, TextPart
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-async def discover(url: str, **options: Any) -> AgentCard:
+
+async def discover(url: str, **options: Unpack[ClientOptions]) -> AgentCard:
     """The agent card at ``url`` (options as for ``A2AClient``).
 
     Raises:
@@ -25,7 +28,7 @@ async def send_text(
     *,
     tool: str | None = None,
     arguments: Any = None,
-    **options: Any,
+    **options: Unpack[ClientOptions],
 ) -> Task | Message:
     """Send ``text`` (and ``{"tool": ..., "arguments": ...}`` as a data part when ``tool`` is
     named) and return the resulting Task or Message.
@@ -48,7 +51,7 @@ async def send_text(
         return await client.send_message(Message(Role.USER, parts))
 
 
-async def get_task(url: str, task_id: str, **options: Any) -> Task:
+async def get_task(url: str, task_id: str, **options: Unpack[ClientOptions]) -> Task:
     """The task ``task_id`` of the agent at ``url``.
 
     Raises:
@@ -59,7 +62,7 @@ async def get_task(url: str, task_id: str, **options: Any) -> Task:
         return await client.get_task(task_id)
 
 
-async def cancel_task(url: str, task_id: str, **options: Any) -> Task:
+async def cancel_task(url: str, task_id: str, **options: Unpack[ClientOptions]) -> Task:
     """Cancel the task ``task_id`` of the agent at ``url``.
 
     Raises:

@@ -7,10 +7,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from a2a_anyio._auth import check_options
-from a2a_anyio._client import A2AClient, MessageInput, check_send
+from a2a_anyio._client import A2AClient, AgentOptions, ClientOptions, MessageInput, check_send
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
 from a2a_anyio._http import (
@@ -25,6 +25,9 @@ from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
 from a2a_anyio._reporting import tracing_for
 from a2a_anyio._wires import LearnedWires
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class AgentPool:
@@ -57,7 +60,7 @@ class AgentPool:
         registry: AgentRegistry | None = None,
         logger: logging.Logger | None = None,
         tracing: bool = False,
-        **client_options: Any,
+        **client_options: Unpack[AgentOptions],
     ) -> None:
         # Bad credentials fail here, not at the first use of an agent.
         opts = client_options
@@ -70,7 +73,10 @@ class AgentPool:
         self._verify = verify
         self._http: HttpTransport | None = None
         self._registry = registry
-        self._options = {"timeout": timeout, "logger": logger, "tracing": tracing, **client_options}
+        # An agent's options and the pool's: every key is ClientOptions' (mypy cannot merge two
+        # TypedDicts into a third).
+        shared = {**client_options, "timeout": timeout, "logger": logger, "tracing": tracing}
+        self._options = cast(ClientOptions, shared)
         self._clients: dict[str, A2AClient] = {}
         self._learned = LearnedWires()
 
@@ -146,7 +152,9 @@ class AgentPool:
 
     def _new_client(self, url: str) -> A2AClient:
         if is_url(url):
-            return A2AClient(url, http_client=self.http_client, **self._options)
+            shared = self._options.copy()
+            shared["http_client"] = self.http_client
+            return A2AClient(url, **shared)
         registry = self.registry
         if url not in registry.names() and url in registry:
             raise AgentRegistryError(f"{url!r} is a group of agents: fan out to it instead")

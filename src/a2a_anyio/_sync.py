@@ -15,11 +15,11 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from types import TracebackType
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from anyio.from_thread import BlockingPortal
 
-from a2a_anyio._client import A2AClient, EventCallback, MessageInput
+from a2a_anyio._client import A2AClient, ClientOptions, EventCallback, MessageInput
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -34,6 +34,9 @@ from a2a_anyio._model import (
 from a2a_anyio._payloads import Decoder
 from a2a_anyio._stream import MessageStream
 from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 
@@ -152,7 +155,7 @@ class SyncA2AClient(Facade):
         *,
         backend: str = "asyncio",
         backend_options: Mapping[str, Any] | None = None,
-        **options: Any,
+        **options: Unpack[ClientOptions],
     ) -> None:
         with ExitStack() as stack:
             portal = start_portal(stack, backend, backend_options)

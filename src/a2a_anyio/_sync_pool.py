@@ -6,14 +6,17 @@ import functools
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._client import A2AClient, MessageInput, PoolOptions
 from a2a_anyio._fanout import AgentResult
 from a2a_anyio._payloads import Decoder
 from a2a_anyio._pool import AgentPool
 from a2a_anyio._sync import SyncA2AClient
 from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class SyncAgentPool(Facade):
@@ -31,7 +34,7 @@ class SyncAgentPool(Facade):
         *,
         backend: str = "asyncio",
         backend_options: Mapping[str, Any] | None = None,
-        **options: Any,
+        **options: Unpack[PoolOptions],
     ) -> None:
         with ExitStack() as stack:
             portal = start_portal(stack, backend, backend_options)

@@ -1,0 +1,41 @@
+"""``ClientOptions``, ``AgentOptions`` and ``PoolOptions`` say exactly what ``A2AClient`` and
+``AgentPool`` take, so that every wrapper that passes options on is checked by type checkers
+(``tests/unit/typing_client_options.py`` holds the mistakes mypy must refuse)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from a2a_anyio import A2AClient, AgentPool, ClientOptions
+from a2a_anyio._client import AgentOptions, PoolOptions
+
+
+def _keywords(func: Any, *skip: str) -> dict[str, str]:
+    """The keyword-only parameters of ``func`` and their annotations, as written."""
+    params = inspect.signature(func).parameters.values()
+    return {
+        p.name: str(p.annotation) for p in params if p.kind is p.KEYWORD_ONLY and p.name not in skip
+    }
+
+
+def _written(typed_dict: Any) -> dict[str, str]:
+    """A TypedDict's keys and their annotations, as written."""
+    return {
+        name: getattr(value, "__forward_arg__", value)
+        for name, value in typed_dict.__annotations__.items()
+    }
+
+
+def test_client_options_are_the_clients_keyword_parameters() -> None:
+    assert _written(ClientOptions) == _keywords(A2AClient.__init__)
+
+
+def test_pool_options_are_the_pools_own_and_an_agents() -> None:
+    own = _keywords(AgentPool.__init__, "client_options")
+    agent = _written(AgentOptions)
+    assert _written(PoolOptions) == {**agent, **own}
+    client = _written(ClientOptions)
+    assert {k: v for k, v in client.items() if k not in agent} == {
+        k: own[k] for k in ("verify", "timeout", "http_client", "logger", "tracing")
+    }
