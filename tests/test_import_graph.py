@@ -20,16 +20,15 @@ KNOWN: list[frozenset[str]] = [
     frozenset(
         {
             "_model",
-            "_dialects._jsonrpc",
             "_dialects._shapes",
             "_dialects._values",
-            "_dialects.base",
             "_dialects.card",
+            "_dialects.dialect",
             "_dialects.legacy",
             "_dialects.ops",
             "_dialects.plain",
-            "_dialects.rest",
             "_dialects.v03",
+            "_dialects.v03_rest",
             "_dialects.v1",
         }
     ),

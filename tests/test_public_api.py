@@ -46,6 +46,7 @@ def test_sans_io_core_imports_neither_httpx_nor_anyio() -> None:
         SRC / "_follower.py",
         SRC / "_reducer.py",
         *sorted((SRC / "_dialects").glob("*.py")),
+        *sorted((SRC / "_bindings").glob("*.py")),
     ]
     for path in core:
         assert not _imports(path) & {"httpx", "httpx_sse", "anyio"}, path
@@ -119,11 +120,11 @@ LOADED_ON_FIRST_USE = frozenset(
     {
         "a2a_anyio._auth_schemes",
         "a2a_anyio._cookies",
+        "a2a_anyio._bindings.paths",
+        "a2a_anyio._bindings.rest",
         "a2a_anyio._dialects.legacy",
-        "a2a_anyio._dialects.legacy_codec",
         "a2a_anyio._dialects.plain",
-        "a2a_anyio._dialects.rest",
-        "a2a_anyio._dialects.rest_codec",
+        "a2a_anyio._dialects.v03_rest",
         "a2a_anyio._fanout",
         "a2a_anyio._jcs",
         "a2a_anyio._oneshot",
@@ -164,7 +165,7 @@ def test_import_leaves_what_most_programs_never_need_to_first_use() -> None:
     assert not loaded & LOADED_ON_FIRST_USE
     assert not loaded & NOT_IMPORTED  # anyio.lowlevel: anyio leaves its core to the event loop
     # What a client needs for its calls is loaded, not left to its first attribute access.
-    assert {"a2a_anyio._client", "a2a_anyio._dialects.jsonrpc_codec", "a2a_anyio._stream"} <= loaded
+    assert {"a2a_anyio._client", "a2a_anyio._bindings.jsonrpc", "a2a_anyio._stream"} <= loaded
 
 
 def test_making_a_client_loads_no_more_of_them() -> None:

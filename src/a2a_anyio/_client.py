@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
 import anyio
 
 from a2a_anyio._auth import AuthInput, MutualTLS, credentials
+from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._card import AgentCardFetcher, card_urls
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, deadline, resolve_timeout
 from a2a_anyio._deadline import Call as CallInProgress
@@ -34,8 +35,6 @@ from a2a_anyio._dialects import (
     Send,
     SendConfig,
     TaskRef,
-    WireCodec,
-    WireRequest,
 )
 from a2a_anyio._dialects._values import UNEXPECTED_SHAPE
 from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
@@ -74,6 +73,7 @@ from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import MessageStream, StreamLimits, StreamSource, StreamWire
+from a2a_anyio._transport import HttpWire
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
@@ -346,7 +346,9 @@ class A2AClient:
         if verify is False:
             warn_unverified(self.url or self.endpoint or "")
         self._types = PayloadTypes(types)
-        self._exchange = Exchange(self._http, self._credentials, self._card_schemes, self._types)
+        self._exchange = Exchange(
+            HttpWire(self._http), self._credentials, self._card_schemes, self._types
+        )
         self._fetcher = AgentCardFetcher(
             self._http,
             self.url or self.endpoint or "",

@@ -6,7 +6,7 @@ Misuse (a bad argument, a closed client reused) raises ``ValueError`` / ``Runtim
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar
 
 if TYPE_CHECKING:
@@ -351,108 +351,6 @@ class TaskFailedError(A2AClientError):
         # The agent's words, quoted in full up to MAX_SHOWN characters.
         text = f"task {clipped(task.id, 64)} {state}: {clipped(status_text, MAX_SHOWN)}"
         super().__init__(message or text.rstrip(": "), **kwargs)
-
-
-_STANDARD: dict[int, type[A2ARPCError]] = {
-    -32700: ParseError,
-    -32600: InvalidRequestError,
-    -32601: MethodNotFoundError,
-    -32602: InvalidParamsError,
-    -32603: A2AServerError,
-    -32001: TaskNotFoundError,
-    -32002: TaskNotCancelableError,
-    -32003: PushNotificationNotSupportedError,
-    -32004: UnsupportedOperationError,
-}
-# -32005..-32009 changed meaning across versions (a2a-protocol §5.2): only the versions that
-# define a code map it to a class; elsewhere it is an A2AServerError that keeps the code.
-_BY_VERSION: dict[str, dict[int, type[A2ARPCError]]] = {
-    "legacy": {},
-    "python-a2a": {-32000: TaskNotFoundError},  # its only error of its own
-    "0.2": {-32005: ContentTypeNotSupportedError, -32006: InvalidAgentResponseError},
-    "0.3": {
-        -32005: ContentTypeNotSupportedError,
-        -32006: InvalidAgentResponseError,
-        -32007: ExtendedCardNotConfiguredError,
-    },
-    "1.0": {
-        -32005: ContentTypeNotSupportedError,
-        -32006: InvalidAgentResponseError,
-        -32007: ExtendedCardNotConfiguredError,
-        -32008: ExtensionSupportRequiredError,
-        -32009: VersionNotSupportedError,
-    },
-}
-_BY_REASON: dict[str, type[A2ARPCError]] = {
-    "TASK_NOT_FOUND": TaskNotFoundError,
-    "TASK_NOT_CANCELABLE": TaskNotCancelableError,
-    "PUSH_NOTIFICATION_NOT_SUPPORTED": PushNotificationNotSupportedError,
-    "UNSUPPORTED_OPERATION": UnsupportedOperationError,
-    "CONTENT_TYPE_NOT_SUPPORTED": ContentTypeNotSupportedError,
-    "INVALID_AGENT_RESPONSE": InvalidAgentResponseError,
-    "EXTENDED_AGENT_CARD_NOT_CONFIGURED": ExtendedCardNotConfiguredError,
-    "EXTENSION_SUPPORT_REQUIRED": ExtensionSupportRequiredError,
-    "VERSION_NOT_SUPPORTED": VersionNotSupportedError,
-    "INVALID_PARAMS": InvalidParamsError,
-    "INVALID_REQUEST": InvalidRequestError,
-    "METHOD_NOT_FOUND": MethodNotFoundError,
-    "INTERNAL_ERROR": A2AServerError,
-    "PARSE_ERROR": ParseError,
-}
-
-
-_REASONS = {cls.code: reason for reason, cls in _BY_REASON.items()}
-_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
-
-
-def error_details(code: int, metadata: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The v1.0 details of an error with ``code``: one ErrorInfo (what ``error_reason`` reads)."""
-    return [
-        {
-            "@type": _ERROR_INFO,
-            "reason": _REASONS.get(code, "INTERNAL_ERROR"),
-            "domain": "a2a-protocol.org",
-            "metadata": {k: str(x) for k, x in (metadata or {}).items()},
-        }
-    ]
-
-
-def error_reason(data: Any) -> str | None:
-    """The ``reason`` of the first ``google.rpc.ErrorInfo`` in v1.0 error details, if any."""
-    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-        for item in data:
-            if not isinstance(item, dict) or not isinstance(reason := item.get("reason"), str):
-                continue
-            if "@type" not in item or str(item["@type"]).endswith("ErrorInfo"):
-                return reason
-    return None
-
-
-def rpc_error(
-    code: Any,
-    message: Any,
-    data: Any = None,
-    *,
-    version: str = "1.0",
-    task_id: str | None = None,
-    context: ErrorContext | None = None,
-) -> A2ARPCError:
-    """The typed error for a JSON-RPC error object, honouring the dialect and ErrorInfo.reason;
-    ``context`` says which call it answers."""
-    text = message if isinstance(message, str) and message else "JSON-RPC error"
-    num = code if isinstance(code, int) and not isinstance(code, bool) else -32603
-    reason = error_reason(data)
-    cls = (
-        _BY_REASON.get(reason or "") or _BY_VERSION.get(version, {}).get(num) or _STANDARD.get(num)
-    )
-    kwargs: dict[str, Any] = {"code": num, "data": data, "reason": reason, **(context or {})}
-    if cls is None or cls is A2AServerError:
-        return A2AServerError(text, **kwargs)
-    if cls is TaskNotFoundError:
-        return TaskNotFoundError(task_id, text, **kwargs)
-    if cls is TaskNotCancelableError:
-        return TaskNotCancelableError(None, text, **kwargs)
-    return cls(text, **kwargs)
 
 
 def install_extra(extra: str) -> str:

@@ -1,4 +1,4 @@
-"""The I/O line of an operation: an encoded request sent through the HTTP layer and its
+"""The I/O line of an operation: an encoded request sent through the transport and its
 answer decoded by the same codec (and its payloads by the client's types); unary under the
 retry policy, opened as a stream, or a call answered either way."""
 
@@ -8,29 +8,28 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
 from a2a_anyio._auth import Credentials
+from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._deadline import Call
-from a2a_anyio._dialects import Fallback, WireCodec, WireRequest
 from a2a_anyio._errors import A2AAuthError, A2AClientError, A2AProtocolError, instead
-from a2a_anyio._http import HttpTransport
-from a2a_anyio._http_sse import open_sse
 from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import StreamWire
+from a2a_anyio._transport import Transport
 
 
 class Exchange:
-    """How one client sends: its HTTP transport and credentials, and the types its answers'
+    """How one client sends: its transport and credentials, and the types its answers'
     data parts are decoded into. ``schemes()`` says what the agent's card asks for, to
     complete an auth error."""
 
     def __init__(
         self,
-        http: HttpTransport,
+        transport: Transport,
         credentials: Credentials,
         schemes: Callable[[], list[str]],
         types: PayloadTypes,
     ) -> None:
-        self.http = http
+        self.transport = transport
         self.credentials = credentials
         self._schemes = schemes
         self.types = types
@@ -47,14 +46,7 @@ class Exchange:
         call.goes_to(request.context)
 
         async def attempt() -> Any:
-            resp = await self.http.request(
-                request.method,
-                request.url,
-                content=request.body,
-                headers=request.headers,
-                credentials=self.credentials,
-                context=call.context,
-            )
+            resp = await self.transport.unary(request, self.credentials, call.context)
             value = codec.decode(request, resp.status, resp.headers, resp.content)
             if self.types:
                 self.types.parts(value, request.context)
@@ -66,7 +58,7 @@ class Exchange:
                 operation=request.name,
                 idempotent=request.idempotent,
                 until=call.until,
-                observer=self.http.observer,
+                observer=self.transport.observer,
             )
 
         try:
@@ -99,22 +91,9 @@ class Exchange:
         idle_timeout: float | None,
         open_timeout: float | None,
     ) -> StreamWire:
-        """``request`` as a stream to be opened, within those limits (``SSEConnection``); a
-        405 answer to it resends its alternative form when the codec has one for that."""
-        alternative = request.alternative
-        if request.when is not Fallback.METHOD_NOT_ALLOWED:
-            alternative = None
-        conn = open_sse(
-            self.http,
-            request.method,
-            request.url,
-            content=request.body,
-            headers=request.headers,
-            credentials=self.credentials,
-            on_405=None if alternative is None else alternative.resend,
-            context=request.context,
-            idle_timeout=idle_timeout,
-            open_timeout=open_timeout,
+        """``request`` as a stream to be opened, within those limits."""
+        conn = self.transport.stream(
+            request, self.credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
         )
         return StreamWire(conn, codec, request, fall_back, self.types)
 
@@ -152,7 +131,7 @@ class Exchange:
                 operation=request.name,
                 idempotent=request.idempotent,
                 until=call.until,
-                observer=self.http.observer,
+                observer=self.transport.observer,
             )
         except A2AAuthError as exc:
             self._raise_asking(exc)

@@ -14,7 +14,7 @@ from typing import Any, NoReturn, TypeVar
 import anyio
 
 from a2a_anyio import _retry
-from a2a_anyio._dialects import WireCodec, WireRequest
+from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._errors import (
     A2AClientError,
     A2AProtocolError,
@@ -31,12 +31,11 @@ from a2a_anyio._follower import (
     ActionKind,
     StreamFollower,
 )
-from a2a_anyio._http import RawResponse
-from a2a_anyio._http_sse import SSEConnection
 from a2a_anyio._model import Message, StreamEvent, Task
 from a2a_anyio._observe import NO_SPAN, Observer, Span, redacted
 from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
+from a2a_anyio._transport import Messages, Reply
 
 
 class StreamWire:
@@ -50,7 +49,7 @@ class StreamWire:
 
     def __init__(
         self,
-        conn: SSEConnection,
+        conn: Messages,
         codec: WireCodec,
         request: WireRequest[Any],
         fall_back: Callable[[A2AClientError], bool] | None = None,
@@ -76,7 +75,7 @@ class StreamWire:
         if self.types:
             self.types.parts(value, self.request.context)
 
-    def answer(self, resp: RawResponse) -> StreamEvent:
+    def answer(self, resp: Reply) -> StreamEvent:
         """The one event of a plain (non-stream) answer, or the error it carries raised."""
         event: StreamEvent = self.codec.decode(
             self.request, resp.status, resp.headers, resp.content
@@ -218,7 +217,7 @@ class MessageStream:
             keep_events=limits.keep_events,
             max_bytes=limits.max_bytes,
         )
-        self._conn: SSEConnection | None = None
+        self._conn: Messages | None = None
         self._decode: Callable[[str], StreamEvent] | None = None
         self._deadline = math.inf
         self._poll_deadline = math.inf

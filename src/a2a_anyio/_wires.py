@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from a2a_anyio._dialects import WireCodec, codec_for
+from a2a_anyio._bindings import WireCodec, codec_for
 from a2a_anyio._dialects.card import candidates
 from a2a_anyio._errors import (
     A2AClientError,

@@ -19,15 +19,23 @@ from a2a_anyio import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from a2a_anyio._bindings import codec_for
+from a2a_anyio._bindings.jsonrpc import METHODS, JsonRpcCodec
 from a2a_anyio._dialects import (
+    Cancel,
     Dialect,
+    ListTasks,
+    Op,
+    PushCreate,
+    PushRef,
+    Send,
     SendConfig,
-    V02Dialect,
-    V03Dialect,
-    V1Dialect,
+    TaskRef,
 )
-from a2a_anyio._dialects.legacy import LegacyDialect
-from a2a_anyio._dialects.rest import V03RestDialect
+from a2a_anyio._dialects.legacy import LEGACY
+from a2a_anyio._dialects.v03 import V02, V03
+from a2a_anyio._dialects.v03_rest import V03_REST
+from a2a_anyio._dialects.v1 import V1
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x01\xff"
 
@@ -55,7 +63,7 @@ ROUND_TRIP_PARTS = [
 ]
 
 
-@pytest.mark.parametrize("dialect", [V1Dialect(), V03Dialect()], ids=["v1", "v03"])
+@pytest.mark.parametrize("dialect", [V1, V03], ids=["v1", "v03"])
 @pytest.mark.parametrize("part", ROUND_TRIP_PARTS, ids=lambda p: type(p).__name__)
 def test_message_round_trip(dialect: Dialect, part: Any) -> None:
     msg = _message(TextPart("intro"), part)
@@ -70,7 +78,7 @@ def test_v1_message_shape() -> None:
         FilePart(url="https://f.example/x"),
         DataPart([1, 2]),
     )
-    assert V1Dialect().encode_message(msg) == {
+    assert V1.encode_message(msg) == {
         "messageId": "m-1",
         "role": "ROLE_USER",
         "parts": [
@@ -94,7 +102,7 @@ def test_v03_message_shape() -> None:
         FilePart(url="https://f.example/x"),
         DataPart({"k": "v"}),
     )
-    assert V03Dialect().encode_message(msg) == {
+    assert V03.encode_message(msg) == {
         "kind": "message",
         "messageId": "m-1",
         "role": "user",
@@ -114,7 +122,7 @@ def test_v03_message_shape() -> None:
 
 @pytest.mark.parametrize("value", [[1, 2, 3], "text", 42, 0.5, True, None])
 def test_v03_wraps_non_object_data_and_unwraps_it(value: Any) -> None:
-    dialect = V03Dialect()
+    dialect = V03
     wire = dialect.encode_message(_message(DataPart(value)))
     assert wire["parts"] == [
         {"kind": "data", "data": {"value": value}, "metadata": {"data_part_compat": True}}
@@ -124,23 +132,21 @@ def test_v03_wraps_non_object_data_and_unwraps_it(value: Any) -> None:
 
 
 def test_v03_compat_mark_keeps_other_metadata() -> None:
-    dialect = V03Dialect()
+    dialect = V03
     wire = dialect.encode_message(_message(DataPart([1], metadata={"a": 1})))
     assert wire["parts"][0]["metadata"] == {"a": 1, "data_part_compat": True}
     assert dialect.decode_message(wire).parts == [DataPart([1], metadata={"a": 1})]
 
 
 def test_v03_object_data_with_value_key_is_not_unwrapped() -> None:
-    part = (
-        V03Dialect()
-        .decode_message({"role": "agent", "parts": [{"kind": "data", "data": {"value": 3}}]})
-        .parts[0]
-    )
+    part = V03.decode_message(
+        {"role": "agent", "parts": [{"kind": "data", "data": {"value": 3}}]}
+    ).parts[0]
     assert part == DataPart({"value": 3})
 
 
 def test_v03_decodes_legacy_type_parts_and_file_variants() -> None:
-    msg = V03Dialect().decode_message(
+    msg = V03.decode_message(
         {
             "role": "agent",
             "parts": [
@@ -162,7 +168,7 @@ def test_v03_decodes_legacy_type_parts_and_file_variants() -> None:
 
 
 def test_v1_accepts_snake_case_and_url_safe_base64() -> None:
-    msg = V1Dialect().decode_message(
+    msg = V1.decode_message(
         {
             "message_id": "m",
             "context_id": "c",
@@ -178,21 +184,31 @@ def test_v1_accepts_snake_case_and_url_safe_base64() -> None:
 # -- send params --------------------------------------------------------------------------------
 
 
+def _tenant(tenant: str) -> JsonRpcCodec:
+    """A v1.0 JSON-RPC codec with a tenant, which it adds to every request's params."""
+    codec = codec_for("jsonrpc", "1.0", "https://agent.example/", tenant=tenant)
+    assert isinstance(codec, JsonRpcCodec)
+    return codec
+
+
 def test_v1_send_params_blocking_default_has_no_configuration() -> None:
-    params = V1Dialect().send_params(Message.user("x"), SendConfig())
+    params = V1.write(Op.SEND, Send(Message.user("x"), SendConfig()))
     assert set(params) == {"message"}
 
 
 def test_v1_send_params_full() -> None:
     push = PushNotificationConfig(url="https://hook.example/", token="tok", auth_scheme="Bearer")
-    params = V1Dialect(tenant="acme").send_params(
-        Message.user("x"),
-        SendConfig(
-            blocking=False,
-            history_length=0,
-            accepted_output_modes=["text/plain"],
-            push_config=push,
-            metadata={"m": 1},
+    params = _tenant("acme").params(
+        Op.SEND,
+        Send(
+            Message.user("x"),
+            SendConfig(
+                blocking=False,
+                history_length=0,
+                accepted_output_modes=["text/plain"],
+                push_config=push,
+                metadata={"m": 1},
+            ),
         ),
     )
     assert params["configuration"] == {
@@ -210,20 +226,23 @@ def test_v1_send_params_full() -> None:
 
 
 def test_v03_send_params_blocking_and_history() -> None:
-    dialect = V03Dialect()
-    blocking = dialect.send_params(Message.user("x"), SendConfig(history_length=0))
+    dialect = V03
+    blocking = dialect.write(Op.SEND, Send(Message.user("x"), SendConfig(history_length=0)))
     assert blocking["configuration"] == {"blocking": True}
     push = PushNotificationConfig(
         url="https://hook.example/", auth_scheme="Bearer", auth_credentials="s"
     )
-    params = dialect.send_params(
-        Message.user("x"),
-        SendConfig(
-            blocking=False,
-            history_length=5,
-            accepted_output_modes=[],
-            push_config=push,
-            metadata={"m": 1},
+    params = dialect.write(
+        Op.SEND,
+        Send(
+            Message.user("x"),
+            SendConfig(
+                blocking=False,
+                history_length=5,
+                accepted_output_modes=[],
+                push_config=push,
+                metadata={"m": 1},
+            ),
         ),
     )
     assert params["configuration"] == {
@@ -240,18 +259,18 @@ def test_v03_send_params_blocking_and_history() -> None:
 
 
 def test_task_and_cancel_params() -> None:
-    assert V1Dialect().task_params("t", 0) == {"id": "t", "historyLength": 0}
-    assert V1Dialect(tenant="x").task_params("t") == {"id": "t", "tenant": "x"}
-    assert V03Dialect().task_params("t", 0) == {"id": "t"}
-    assert V03Dialect().task_params("t", 3) == {"id": "t", "historyLength": 3}
-    assert V1Dialect().cancel_params("t", {"why": "x"}) == {"id": "t", "metadata": {"why": "x"}}
-    assert V03Dialect().cancel_params("t") == {"id": "t"}
-    assert V1Dialect(tenant="x").subscribe_params("t") == {"id": "t", "tenant": "x"}
+    assert V1.write(Op.GET, TaskRef("t", 0)) == {"id": "t", "historyLength": 0}
+    assert _tenant("x").params(Op.GET, TaskRef("t")) == {"id": "t", "tenant": "x"}
+    assert V03.write(Op.GET, TaskRef("t", 0)) == {"id": "t"}
+    assert V03.write(Op.GET, TaskRef("t", 3)) == {"id": "t", "historyLength": 3}
+    assert V1.write(Op.CANCEL, Cancel("t", {"why": "x"})) == {"id": "t", "metadata": {"why": "x"}}
+    assert V03.write(Op.CANCEL, Cancel("t")) == {"id": "t"}
+    assert _tenant("x").params(Op.SUBSCRIBE, TaskRef("t")) == {"id": "t", "tenant": "x"}
 
 
 def test_method_names() -> None:
-    v1, v03 = V1Dialect(), V03Dialect()
-    assert [v1.method(op) for op in ("send", "stream", "get", "cancel", "subscribe", "list")] == [
+    ops = (Op.SEND, Op.STREAM, Op.GET, Op.CANCEL, Op.SUBSCRIBE, Op.LIST)
+    assert [METHODS["1.0"][op] for op in ops] == [
         "SendMessage",
         "SendStreamingMessage",
         "GetTask",
@@ -259,7 +278,7 @@ def test_method_names() -> None:
         "SubscribeToTask",
         "ListTasks",
     ]
-    assert [v03.method(op) for op in ("send", "stream", "get", "cancel", "subscribe", "list")] == [
+    assert [METHODS["0.3"][op] for op in ops] == [
         "message/send",
         "message/stream",
         "tasks/get",
@@ -267,12 +286,11 @@ def test_method_names() -> None:
         "tasks/resubscribe",
         "tasks/list",
     ]
-    for older in (V02Dialect(), LegacyDialect()):  # no listing before the v0.3 era
+    for older in (V02, LEGACY):  # no listing before the v0.3 era
+        assert Op.LIST not in METHODS[older.version] and not older.has(Op.LIST)
         with pytest.raises(ValueError, match="not part of"):
-            older.method("list")
-        with pytest.raises(ValueError, match="not part of"):
-            older.list_tasks_params(None, 10, None)
-    assert v1.headers() == {"A2A-Version": "1.0"}
+            older.write(Op.LIST, ListTasks(None, 10, None))
+    assert V1.headers == {"A2A-Version": "1.0"}
 
 
 # -- decoding results and events -----------------------------------------------------------------
@@ -325,11 +343,11 @@ def _v03_task(state: str = "working") -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("dialect", "wire"),
-    [(V1Dialect(), _v1_task()), (V03Dialect(), _v03_task())],
+    [(V1, _v1_task()), (V03, _v03_task())],
     ids=["v1", "v03"],
 )
 def test_decode_task(dialect: Dialect, wire: dict[str, Any]) -> None:
-    task = dialect.decode_task(wire)
+    task = dialect.decode(Op.GET, wire)
     assert (task.id, task.context_id, task.state) == ("t-1", "c-1", TaskState.WORKING)
     assert task.status.timestamp == "2026-01-01T00:00:00Z"
     assert task.status.message is not None
@@ -344,37 +362,44 @@ def test_decode_task(dialect: Dialect, wire: dict[str, Any]) -> None:
 
 
 def test_v1_send_result() -> None:
-    dialect = V1Dialect()
-    task = dialect.decode_send_result({"task": _v1_task("TASK_STATE_COMPLETED")})
+    dialect = V1
+    task = dialect.decode(Op.SEND, {"task": _v1_task("TASK_STATE_COMPLETED")})
     assert isinstance(task, Task)
     assert task.state is TaskState.COMPLETED
-    msg = dialect.decode_send_result(
-        {"message": {"messageId": "r", "role": "ROLE_AGENT", "parts": [{"text": "pong"}]}}
+    msg = dialect.decode(
+        Op.SEND, {"message": {"messageId": "r", "role": "ROLE_AGENT", "parts": [{"text": "pong"}]}}
     )
     assert isinstance(msg, Message)
     assert msg.text == "pong"
 
 
 def test_v03_send_result() -> None:
-    dialect = V03Dialect()
-    task = dialect.decode_send_result(_v03_task("completed"))
+    dialect = V03
+    task = dialect.decode(Op.SEND, _v03_task("completed"))
     assert isinstance(task, Task)
     assert task.state is TaskState.COMPLETED
-    msg = dialect.decode_send_result(
+    msg = dialect.decode(
+        Op.SEND,
         {
             "kind": "message",
             "messageId": "r",
             "role": "agent",
             "parts": [{"kind": "text", "text": "pong"}],
-        }
+        },
     )
     assert isinstance(msg, Message)
     assert msg.text == "pong"
-    bare = dialect.decode_send_result({"id": "t", "status": {"state": "submitted"}})
+    bare = dialect.decode(Op.SEND, {"id": "t", "status": {"state": "submitted"}})
     assert isinstance(bare, Task)
     with pytest.raises(A2AProtocolError):
-        dialect.decode_send_result(
-            {"kind": "status-update", "taskId": "t", "status": {"state": "working"}, "final": False}
+        dialect.decode(
+            Op.SEND,
+            {
+                "kind": "status-update",
+                "taskId": "t",
+                "status": {"state": "working"},
+                "final": False,
+            },
         )
 
 
@@ -393,7 +418,8 @@ def test_v03_send_result() -> None:
     ],
 )
 def test_v1_status_event_final_is_synthesised(state: str, final: bool) -> None:
-    event = V1Dialect().decode_event(
+    event = V1.decode(
+        Op.STREAM,
         {
             "statusUpdate": {
                 "taskId": "t",
@@ -401,7 +427,7 @@ def test_v1_status_event_final_is_synthesised(state: str, final: bool) -> None:
                 "status": {"state": state},
                 "metadata": {"m": 1},
             }
-        }
+        },
     )
     assert isinstance(event, TaskStatusUpdateEvent)
     assert event.final is final
@@ -431,13 +457,14 @@ def test_v03_status_event_final_comes_from_the_wire(
     }
     if wire_final is not None:
         wire["final"] = wire_final
-    event = V03Dialect().decode_event(wire)
+    event = V03.decode(Op.STREAM, wire)
     assert isinstance(event, TaskStatusUpdateEvent)
     assert event.final is final
 
 
 def test_artifact_events() -> None:
-    v1_event = V1Dialect().decode_event(
+    v1_event = V1.decode(
+        Op.STREAM,
         {
             "artifactUpdate": {
                 "taskId": "t",
@@ -446,9 +473,10 @@ def test_artifact_events() -> None:
                 "append": True,
                 "lastChunk": True,
             }
-        }
+        },
     )
-    v03_event = V03Dialect().decode_event(
+    v03_event = V03.decode(
+        Op.STREAM,
         {
             "kind": "artifact-update",
             "taskId": "t",
@@ -456,26 +484,28 @@ def test_artifact_events() -> None:
             "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "chunk"}]},
             "append": True,
             "lastChunk": True,
-        }
+        },
     )
     for event in (v1_event, v03_event):
         assert isinstance(event, TaskArtifactUpdateEvent)
         assert (event.task_id, event.append, event.last_chunk) == ("t", True, True)
         assert event.artifact.text == "chunk"
-    plain = V1Dialect().decode_event(
-        {"artifactUpdate": {"taskId": "t", "artifact": {"artifactId": "a", "parts": []}}}
+    plain = V1.decode(
+        Op.STREAM, {"artifactUpdate": {"taskId": "t", "artifact": {"artifactId": "a", "parts": []}}}
     )
     assert isinstance(plain, TaskArtifactUpdateEvent)
     assert (plain.append, plain.last_chunk) == (False, False)
 
 
 def test_v1_stream_task_and_message_events() -> None:
-    dialect = V1Dialect()
-    assert isinstance(dialect.decode_event({"task": _v1_task()}), Task)
-    msg = dialect.decode_event({"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": []}})
+    dialect = V1
+    assert isinstance(dialect.decode(Op.STREAM, {"task": _v1_task()}), Task)
+    msg = dialect.decode(
+        Op.STREAM, {"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": []}}
+    )
     assert isinstance(msg, Message)
-    snake = dialect.decode_event(
-        {"status_update": {"task_id": "t", "status": {"state": "TASK_STATE_COMPLETED"}}}
+    snake = dialect.decode(
+        Op.STREAM, {"status_update": {"task_id": "t", "status": {"state": "TASK_STATE_COMPLETED"}}}
     )
     assert isinstance(snake, TaskStatusUpdateEvent)
     assert snake.final
@@ -485,7 +515,7 @@ def test_v1_stream_task_and_message_events() -> None:
 
 
 def test_v1_push_config_shapes() -> None:
-    dialect = V1Dialect()
+    dialect = V1
     config = PushNotificationConfig(
         url="https://hook.example/",
         task_id="t",
@@ -501,18 +531,18 @@ def test_v1_push_config_shapes() -> None:
         "token": "tok",
         "authentication": {"scheme": "Bearer", "credentials": "s"},
     }
-    assert dialect.push_create_params(config) == wire
-    assert dialect.decode_push_config(wire) == config
-    assert dialect.push_get_params("t", "h") == {"taskId": "t", "id": "h"}
-    assert dialect.push_list_params("t") == {"taskId": "t"}
-    assert dialect.push_delete_params("t", "h") == {"taskId": "t", "id": "h"}
-    assert dialect.decode_push_configs({"configs": [wire, wire]}) == [config, config]
-    assert dialect.decode_push_configs([wire]) == [config]
-    assert dialect.decode_push_configs({}) == []
+    assert dialect.write(Op.PUSH_CREATE, PushCreate(config)) == wire
+    assert dialect.decode(Op.PUSH_GET, wire) == config
+    assert dialect.write(Op.PUSH_GET, PushRef("t", "h")) == {"taskId": "t", "id": "h"}
+    assert dialect.write(Op.PUSH_LIST, PushRef("t")) == {"taskId": "t"}
+    assert dialect.write(Op.PUSH_DELETE, PushRef("t", "h")) == {"taskId": "t", "id": "h"}
+    assert dialect.decode(Op.PUSH_LIST, {"configs": [wire, wire]}) == [config, config]
+    assert dialect.decode(Op.PUSH_LIST, [wire]) == [config]
+    assert dialect.decode(Op.PUSH_LIST, {}) == []
 
 
 def test_v03_push_config_shapes() -> None:
-    dialect = V03Dialect()
+    dialect = V03
     config = PushNotificationConfig(
         url="https://hook.example/",
         task_id="t",
@@ -530,30 +560,41 @@ def test_v03_push_config_shapes() -> None:
             "authentication": {"schemes": ["Bearer"], "credentials": "s"},
         },
     }
-    assert dialect.push_create_params(config) == wire
-    assert dialect.decode_push_config(wire) == config
-    assert dialect.push_get_params("t", "h") == {"id": "t", "pushNotificationConfigId": "h"}
-    assert dialect.push_get_params("t", None) == {"id": "t"}
-    assert dialect.push_list_params("t") == {"id": "t"}
-    assert dialect.push_delete_params("t", "h") == {"id": "t", "pushNotificationConfigId": "h"}
-    assert dialect.decode_push_configs([wire]) == [config]
-    assert dialect.decode_push_configs({"configs": [wire]}) == [config]
+    assert dialect.write(Op.PUSH_CREATE, PushCreate(config)) == wire
+    assert dialect.decode(Op.PUSH_GET, wire) == config
+    assert dialect.write(Op.PUSH_GET, PushRef("t", "h")) == {
+        "id": "t",
+        "pushNotificationConfigId": "h",
+    }
+    assert dialect.write(Op.PUSH_GET, PushRef("t", None)) == {"id": "t"}
+    assert dialect.write(Op.PUSH_LIST, PushRef("t")) == {"id": "t"}
+    assert dialect.write(Op.PUSH_DELETE, PushRef("t", "h")) == {
+        "id": "t",
+        "pushNotificationConfigId": "h",
+    }
+    assert dialect.decode(Op.PUSH_LIST, [wire]) == [config]
+    assert dialect.decode(Op.PUSH_LIST, {"configs": [wire]}) == [config]
     with pytest.raises(ValueError, match="task_id"):
-        dialect.push_create_params(PushNotificationConfig(url="https://hook.example/"))
+        dialect.write(
+            Op.PUSH_CREATE, PushCreate(PushNotificationConfig(url="https://hook.example/"))
+        )
 
 
 # -- list tasks ------------------------------------------------------------------------------------
 
 
 def test_v1_list_tasks_params() -> None:
-    params = V1Dialect(tenant="acme").list_tasks_params(
-        "c-1",
-        20,
-        "cursor-2",
-        status=TaskState.INPUT_REQUIRED,
-        history_length=2,
-        include_artifacts=True,
-        updated_after="2026-01-01T00:00:00Z",
+    params = _tenant("acme").params(
+        Op.LIST,
+        ListTasks(
+            "c-1",
+            20,
+            "cursor-2",
+            status=TaskState.INPUT_REQUIRED,
+            history_length=2,
+            include_artifacts=True,
+            updated_after="2026-01-01T00:00:00Z",
+        ),
     )
     assert params == {
         "contextId": "c-1",
@@ -565,25 +606,26 @@ def test_v1_list_tasks_params() -> None:
         "statusTimestampAfter": "2026-01-01T00:00:00Z",
         "tenant": "acme",
     }
-    assert V1Dialect().list_tasks_params(None, None, None) == {}
+    assert V1.write(Op.LIST, ListTasks(None, None, None)) == {}
 
 
 def test_v1_task_page() -> None:
-    dialect = V1Dialect()
-    page = dialect.decode_task_page(
+    dialect = V1
+    page = dialect.decode(
+        Op.LIST,
         {
             "tasks": [_v1_task(), _v1_task("TASK_STATE_COMPLETED")],
             "nextPageToken": "n-2",
             "pageSize": 2,
             "totalSize": 7,
-        }
+        },
     )
     assert [t.state for t in page.tasks] == [TaskState.WORKING, TaskState.COMPLETED]
     assert (page.next_cursor, page.page_size, page.total_size) == ("n-2", 2, 7)
-    last = dialect.decode_task_page({"tasks": [], "nextPageToken": ""})
+    last = dialect.decode(Op.LIST, {"tasks": [], "nextPageToken": ""})
     assert last.next_cursor is None
     assert last.tasks == []
-    assert dialect.decode_task_page({}).next_cursor is None
+    assert dialect.decode(Op.LIST, {}).next_cursor is None
 
 
 def test_v03_list_tasks_params_follow_the_v03_era_tasks_list() -> None:
@@ -596,7 +638,7 @@ def test_v03_list_tasks_params_follow_the_v03_era_tasks_list() -> None:
         "include_artifacts": True,
         "updated_after": "2026-01-01T00:00:01.5Z",
     }
-    rpc = V03Dialect().list_tasks_params("c-1", 20, "cursor-2", **filters)
+    rpc = V03.write(Op.LIST, ListTasks("c-1", 20, "cursor-2", **filters))
     assert rpc == {
         "contextId": "c-1",
         "pageSize": 20,
@@ -606,27 +648,27 @@ def test_v03_list_tasks_params_follow_the_v03_era_tasks_list() -> None:
         "includeArtifacts": True,
         "lastUpdatedAfter": 1767225601500,
     }
-    assert V03Dialect().read_list_tasks_params(rpc).updated_after == "2026-01-01T00:00:01.500Z"
-    rest = V03RestDialect().list_tasks_params("c-1", None, None, **filters)
+    assert V03.read(Op.LIST, rpc).updated_after == "2026-01-01T00:00:01.500Z"
+    rest = V03_REST.write(Op.LIST, ListTasks("c-1", None, None, **filters))
     assert rest["status"] == "TASK_STATE_CANCELLED"
     assert rest["lastUpdatedTime"] == "2026-01-01T00:00:01.5Z"
-    assert V03RestDialect().read_list_tasks_params(rest).status is TaskState.CANCELED
-    assert V03Dialect().list_tasks_params(None, None, None) == {}
+    assert V03_REST.read(Op.LIST, rest).status is TaskState.CANCELED
+    assert V03.write(Op.LIST, ListTasks(None, None, None)) == {}
     with pytest.raises(A2AProtocolError, match="unknown task state"):
-        V03Dialect().read_list_tasks_params({"status": "running"})
+        V03.read(Op.LIST, {"status": "running"})
 
 
 def test_v03_task_page() -> None:
-    dialect = V03Dialect()
+    dialect = V03
     wire = {"tasks": [_v03_task(), _v03_task("completed")], "totalSize": 5, "pageSize": 2}
-    page = dialect.decode_task_page({**wire, "nextPageToken": "n-2"})
+    page = dialect.decode(Op.LIST, {**wire, "nextPageToken": "n-2"})
     assert [t.state for t in page.tasks] == [TaskState.WORKING, TaskState.COMPLETED]
     assert (page.next_cursor, page.page_size, page.total_size) == ("n-2", 2, 5)
-    again = dialect.encode_task_page(page)
+    again = dialect.encode(Op.LIST, page)
     assert (
         again["tasks"][0]["kind"] == "task" and again["tasks"][1]["status"]["state"] == "completed"
     )
-    assert dialect.decode_task_page({**wire, "nextPageToken": ""}).next_cursor is None
+    assert dialect.decode(Op.LIST, {**wire, "nextPageToken": ""}).next_cursor is None
 
 
 # -- malformed payloads ------------------------------------------------------------------------------
@@ -727,32 +769,32 @@ MALFORMED_V03: list[tuple[str, Any]] = [
 
 def _decode(dialect: Dialect, what: str, value: Any) -> Any:
     if what == "task":
-        return dialect.decode_task(value)
+        return dialect.decode(Op.GET, value)
     if what == "send":
-        return dialect.decode_send_result(value)
+        return dialect.decode(Op.SEND, value)
     if what == "event":
-        return dialect.decode_event(value)
+        return dialect.decode(Op.STREAM, value)
     if what == "page":
-        return dialect.decode_task_page(value)
+        return dialect.decode(Op.LIST, value)
     if what == "push":
-        return dialect.decode_push_config(value)
-    return dialect.decode_push_configs(value)
+        return dialect.decode(Op.PUSH_GET, value)
+    return dialect.decode(Op.PUSH_LIST, value)
 
 
 @pytest.mark.parametrize(("what", "value"), MALFORMED_V1)
 def test_v1_malformed_payloads_are_protocol_errors(what: str, value: Any) -> None:
     with pytest.raises(A2AProtocolError):
-        _decode(V1Dialect(), what, value)
+        _decode(V1, what, value)
 
 
 @pytest.mark.parametrize(("what", "value"), MALFORMED_V03)
 def test_v03_malformed_payloads_are_protocol_errors(what: str, value: Any) -> None:
     with pytest.raises(A2AProtocolError):
-        _decode(V03Dialect(), what, value)
+        _decode(V03, what, value)
 
 
 def test_int_ids_are_tolerated() -> None:
-    task = V1Dialect().decode_task({"id": 17, "status": {"state": 3}})
+    task = V1.decode(Op.GET, {"id": 17, "status": {"state": 3}})
     assert task.id == "17"
     assert task.state is TaskState.COMPLETED
     assert task.status.wire_state is None

@@ -16,9 +16,17 @@ from a2a_anyio import (
     TaskState,
     TextPart,
 )
-from a2a_anyio._dialects.legacy import LegacyDialect
-from a2a_anyio._dialects.rest import RestMapping, rest_error
-from a2a_anyio._errors import A2AHTTPError, TaskNotCancelableError, TaskNotFoundError
+from a2a_anyio._bindings import codec_for
+from a2a_anyio._bindings.rest import LAYOUTS, rest_error
+from a2a_anyio._dialects import Cancel, Op, PushCreate, TaskRef
+from a2a_anyio._dialects.legacy import LEGACY
+from a2a_anyio._dialects.v1 import V1
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2AHTTPError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+)
 
 from ._support import BASE, FakeAgent
 from .test_stream import StreamingAgent
@@ -153,32 +161,37 @@ async def test_tenant_goes_into_params_and_paths() -> None:
     ) as c:
         await c.get_task("t")
     assert agent.calls[-1]["params"] == {"id": "t", "tenant": "acme"}
-    req = RestMapping("1.0", "acme").request("get", {"id": "t/1", "tenant": "acme"})
-    assert (req.method, req.path) == ("GET", "/acme/tasks/t%2F1")
-    assert RestMapping("0.3").request("cancel", {"id": "t"}).path == "/v1/tasks/t:cancel"
+    req = codec_for("rest", "1.0", BASE, tenant="acme").encode(Op.GET, TaskRef("t/1"))
+    assert (req.method, req.url) == ("GET", BASE + "/acme/tasks/t%2F1")
+    req = codec_for("rest", "0.3", BASE).encode(Op.CANCEL, Cancel("t"))
+    assert (req.url, req.body) == (BASE + "/v1/tasks/t:cancel", b"{}")
 
 
 def test_rest_errors_dispatch_on_the_reason_then_the_status() -> None:
     body = b'{"error": {"code": 400, "status": "FAILED_PRECONDITION", "message": "done", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_CANCELABLE"}]}}'
-    assert isinstance(rest_error(400, body), TaskNotCancelableError)
-    assert isinstance(
-        rest_error(404, b'{"type": "TaskNotFoundError", "message": "no"}'), TaskNotFoundError
-    )
-    plain = rest_error(404, b"<html>not found</html>")
+
+    def error(status: int, body: bytes) -> A2AClientError:
+        return rest_error(status, body, layout=LAYOUTS["1.0"], codes=V1.errors)
+
+    assert isinstance(error(400, body), TaskNotCancelableError)
+    named = error(404, b'{"type": "TaskNotFoundError", "message": "no"}')
+    assert isinstance(named, TaskNotFoundError)
+    plain = error(404, b"<html>not found</html>")
     assert isinstance(plain, A2AHTTPError) and plain.status_code == 404
 
 
 def test_legacy_dialect_round_trip() -> None:
-    d = LegacyDialect()
+    d = LEGACY
     msg = d.decode_message(d.encode_message(Message.user("hi")))
     assert msg.parts == [TextPart("hi")]
-    assert "list" not in d.methods
+    assert not d.has(Op.LIST)
 
 
 def test_legacy_push_config_shapes() -> None:
-    d = LegacyDialect()
-    config = d.decode_push_config(
-        {"id": "t-1", "pushNotificationConfig": {"url": "https://hook.example", "token": "k"}}
+    d = LEGACY
+    config = d.decode(
+        Op.PUSH_GET,
+        {"id": "t-1", "pushNotificationConfig": {"url": "https://hook.example", "token": "k"}},
     )
     assert (config.task_id, config.url, config.token, config.id) == (
         "t-1",
@@ -186,7 +199,7 @@ def test_legacy_push_config_shapes() -> None:
         "k",
         None,
     )
-    params = d.push_create_params(config)
+    params = d.write(Op.PUSH_CREATE, PushCreate(config))
     assert params == {
         "id": "t-1",
         "pushNotificationConfig": {"url": "https://hook.example", "token": "k"},

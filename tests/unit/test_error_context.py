@@ -46,8 +46,9 @@ from a2a_anyio import (
     TaskStatus,
     VersionNotSupportedError,
 )
+from a2a_anyio._bindings import codec_for
 from a2a_anyio._card import MAX_CARD_BYTES
-from a2a_anyio._dialects import Cancel, Op, OpArgs, Send, TaskRef, codec_for
+from a2a_anyio._dialects import Cancel, Op, OpArgs, Send, TaskRef
 from a2a_anyio._errors import ErrorContext, instead, located
 from a2a_anyio.cli._errors import classify
 

@@ -36,8 +36,11 @@ from a2a_anyio import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
-from a2a_anyio._dialects._jsonrpc import decode_http, request, unwrap
-from a2a_anyio._errors import error_reason, rpc_error
+from a2a_anyio._bindings.jsonrpc import decode_http, request, unwrap
+from a2a_anyio._dialects.errors import error_reason, rpc_error
+from a2a_anyio._dialects.legacy import LEGACY
+from a2a_anyio._dialects.v03 import V02, V03
+from a2a_anyio._dialects.v1 import V1
 
 STANDARD = {
     -32700: ParseError,
@@ -59,6 +62,8 @@ VERSIONED = {
 }
 # The highest A2A code each version defines (a2a-protocol §5.2).
 DEFINED_UP_TO = {"1.0": -32009, "0.3": -32007, "0.2": -32006, "legacy": -32004}
+
+CODES = {d.version: d.errors for d in (V1, V03, V02, LEGACY)}
 
 
 def _all_error_classes() -> list[type[BaseException]]:
@@ -88,7 +93,7 @@ def test_tree_shape() -> None:
 @pytest.mark.parametrize("version", ["1.0", "0.3", "0.2", "legacy"])
 @pytest.mark.parametrize("code", sorted(STANDARD))
 def test_standard_codes_in_every_version(version: str, code: int) -> None:
-    err = rpc_error(code, "boom", {"x": 1}, version=version)
+    err = rpc_error(code, "boom", {"x": 1}, codes=CODES[version])
     assert type(err) is STANDARD[code]
     assert err.code == code
     assert err.message == "boom"
@@ -98,7 +103,7 @@ def test_standard_codes_in_every_version(version: str, code: int) -> None:
 @pytest.mark.parametrize("version", ["1.0", "0.3", "0.2", "legacy"])
 @pytest.mark.parametrize("code", sorted(VERSIONED))
 def test_versioned_codes(version: str, code: int) -> None:
-    err = rpc_error(code, "boom", version=version)
+    err = rpc_error(code, "boom", codes=CODES[version])
     if code >= DEFINED_UP_TO[version]:
         assert type(err) is VERSIONED[code]
     else:
@@ -107,8 +112,8 @@ def test_versioned_codes(version: str, code: int) -> None:
 
 
 def test_32009_per_version() -> None:
-    assert isinstance(rpc_error(-32009, "v", version="1.0"), VersionNotSupportedError)
-    old = rpc_error(-32009, "v", version="0.3")
+    assert isinstance(rpc_error(-32009, "v", codes=CODES["1.0"]), VersionNotSupportedError)
+    old = rpc_error(-32009, "v", codes=CODES["0.3"])
     assert type(old) is A2AServerError
     assert old.code == -32009
     assert "[-32009]" in str(old)
@@ -116,14 +121,14 @@ def test_32009_per_version() -> None:
 
 @pytest.mark.parametrize("code", [-32000, -32099, -1, 0, 404])
 def test_unknown_codes_are_server_errors_keeping_the_code(code: int) -> None:
-    err = rpc_error(code, "odd")
+    err = rpc_error(code, "odd", codes=CODES["1.0"])
     assert type(err) is A2AServerError
     assert err.code == code
 
 
 @pytest.mark.parametrize("code", [None, "x", 1.5, True])
 def test_non_integer_code(code: Any) -> None:
-    err = rpc_error(code, None)
+    err = rpc_error(code, None, codes=CODES["1.0"])
     assert type(err) is A2AServerError
     assert err.code == -32603
     assert err.message == "JSON-RPC error"
@@ -141,13 +146,13 @@ def _info(reason: str) -> list[dict[str, Any]]:
 
 
 def test_error_info_reason_wins_over_code() -> None:
-    err = rpc_error(-32603, "wrapped", _info("TASK_NOT_FOUND"), task_id="t-9")
+    err = rpc_error(-32603, "wrapped", _info("TASK_NOT_FOUND"), task_id="t-9", codes=CODES["1.0"])
     assert isinstance(err, TaskNotFoundError)
     assert err.reason == "TASK_NOT_FOUND"
     assert err.task_id == "t-9"
-    err2 = rpc_error(-32001, "x", _info("VERSION_NOT_SUPPORTED"), version="0.3")
+    err2 = rpc_error(-32001, "x", _info("VERSION_NOT_SUPPORTED"), codes=CODES["0.3"])
     assert isinstance(err2, VersionNotSupportedError)
-    err3 = rpc_error(-32001, "x", _info("SOMETHING_NEW"))
+    err3 = rpc_error(-32001, "x", _info("SOMETHING_NEW"), codes=CODES["1.0"])
     assert isinstance(err3, TaskNotFoundError)
     assert err3.reason == "SOMETHING_NEW"
 
@@ -207,32 +212,36 @@ def test_request_envelope() -> None:
 
 
 def test_unwrap_result() -> None:
-    assert unwrap({"jsonrpc": "2.0", "id": 3, "result": {"ok": 1}}, 3, version="1.0") == {"ok": 1}
-    assert unwrap({"jsonrpc": "2.0", "id": 3, "result": None}, 3, version="1.0") is None
+    assert unwrap({"jsonrpc": "2.0", "id": 3, "result": {"ok": 1}}, 3, codes=CODES["1.0"]) == {
+        "ok": 1
+    }
+    assert unwrap({"jsonrpc": "2.0", "id": 3, "result": None}, 3, codes=CODES["1.0"]) is None
 
 
 def test_unwrap_left_out_null_result() -> None:
     # The a2a-sdk v0.3 layer answers a push-config delete with no "result" member at all.
-    assert unwrap({"jsonrpc": "2.0", "id": 5}, 5, version="0.3") is None
+    assert unwrap({"jsonrpc": "2.0", "id": 5}, 5, codes=CODES["0.3"]) is None
     with pytest.raises(A2AProtocolError, match="id"):
-        unwrap({"jsonrpc": "2.0", "id": 6}, 5, version="0.3")
+        unwrap({"jsonrpc": "2.0", "id": 6}, 5, codes=CODES["0.3"])
 
 
 @pytest.mark.parametrize(("got", "expected"), [("3", 3), (3, "3"), ("abc", "abc")])
 def test_unwrap_string_and_int_ids_are_equivalent(got: Any, expected: Any) -> None:
-    assert unwrap({"jsonrpc": "2.0", "id": got, "result": 1}, expected, version="1.0") == 1
+    assert unwrap({"jsonrpc": "2.0", "id": got, "result": 1}, expected, codes=CODES["1.0"]) == 1
 
 
 @pytest.mark.parametrize("got", [4, "4", None, "x"])
 def test_unwrap_wrong_id_on_result(got: Any) -> None:
     with pytest.raises(A2AProtocolError, match="id"):
-        unwrap({"jsonrpc": "2.0", "id": got, "result": 1}, 3, version="1.0")
+        unwrap({"jsonrpc": "2.0", "id": got, "result": 1}, 3, codes=CODES["1.0"])
 
 
 def test_unwrap_wrong_id_on_error() -> None:
     with pytest.raises(A2AProtocolError, match="id"):
         unwrap(
-            {"jsonrpc": "2.0", "id": 9, "error": {"code": -32001, "message": "x"}}, 3, version="1.0"
+            {"jsonrpc": "2.0", "id": 9, "error": {"code": -32001, "message": "x"}},
+            3,
+            codes=CODES["1.0"],
         )
 
 
@@ -241,7 +250,7 @@ def test_unwrap_null_id_accepted_on_error() -> None:
         unwrap(
             {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "bad"}},
             3,
-            version="1.0",
+            codes=CODES["1.0"],
         )
     assert info.value.code == -32700
 
@@ -251,7 +260,7 @@ def test_unwrap_typed_error_with_task_id() -> None:
         unwrap(
             {"jsonrpc": "2.0", "id": "3", "error": {"code": -32001, "message": "gone"}},
             3,
-            version="0.3",
+            codes=CODES["0.3"],
             task_id="t-404",
         )
     assert info.value.task_id == "t-404"
@@ -268,7 +277,7 @@ def test_unwrap_typed_error_with_task_id() -> None:
 )
 def test_unwrap_bad_shapes(value: Any) -> None:
     with pytest.raises(A2AProtocolError):
-        unwrap(value, 1, version="1.0")
+        unwrap(value, 1, codes=CODES["1.0"])
 
 
 # -- decode_http -------------------------------------------------------------------------------
@@ -280,19 +289,19 @@ def _body(value: Any) -> bytes:
 
 def test_decode_http_result() -> None:
     assert decode_http(
-        200, _body({"jsonrpc": "2.0", "id": 1, "result": [1]}), 1, version="1.0"
+        200, _body({"jsonrpc": "2.0", "id": 1, "result": [1]}), 1, codes=CODES["1.0"]
     ) == [1]
 
 
 def test_decode_http_html_200_is_protocol_error() -> None:
     with pytest.raises(A2AProtocolError, match="not JSON"):
-        decode_http(200, b"<html><body>Welcome</body></html>", 1, version="1.0")
+        decode_http(200, b"<html><body>Welcome</body></html>", 1, codes=CODES["1.0"])
 
 
 def test_decode_http_html_502_is_http_error() -> None:
     page = b"<html><body>" + b"Bad gateway " * 400 + b"</body></html>"
     with pytest.raises(A2AHTTPError) as info:
-        decode_http(502, page, 1, version="1.0")
+        decode_http(502, page, 1, codes=CODES["1.0"])
     err = info.value
     assert type(err) is A2AHTTPError
     assert err.status_code == 502
@@ -305,7 +314,7 @@ def test_decode_http_html_502_is_http_error() -> None:
 @pytest.mark.parametrize("status", [401, 403])
 def test_decode_http_auth(status: int) -> None:
     with pytest.raises(A2AAuthError) as info:
-        decode_http(status, b'{"detail": "no token"}', 1, version="1.0")
+        decode_http(status, b'{"detail": "no token"}', 1, codes=CODES["1.0"])
     assert info.value.status_code == status
     assert "no token" in info.value.body
 
@@ -313,30 +322,30 @@ def test_decode_http_auth(status: int) -> None:
 def test_decode_http_auth_even_with_a_jsonrpc_body() -> None:
     body = _body({"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "auth"}})
     with pytest.raises(A2AAuthError):
-        decode_http(401, body, 1, version="1.0")
+        decode_http(401, body, 1, codes=CODES["1.0"])
 
 
 def test_decode_http_jsonrpc_error_in_a_500() -> None:
     body = _body({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "gone"}})
     with pytest.raises(TaskNotFoundError):
-        decode_http(500, body, 1, version="1.0")
+        decode_http(500, body, 1, codes=CODES["1.0"])
 
 
 def test_decode_http_truncated_json() -> None:
     body = _body({"jsonrpc": "2.0", "id": 1, "result": {"id": "t"}})[:-7]
     with pytest.raises(A2AProtocolError):
-        decode_http(200, body, 1, version="1.0")
+        decode_http(200, body, 1, codes=CODES["1.0"])
 
 
 @pytest.mark.parametrize("content", [b"", b'{"hello": "world"}', b"[1, 2]", b"null"])
 def test_decode_http_2xx_non_envelope(content: bytes) -> None:
     with pytest.raises(A2AProtocolError):
-        decode_http(200, content, 1, version="1.0")
+        decode_http(200, content, 1, codes=CODES["1.0"])
 
 
 def test_decode_http_plain_404() -> None:
     with pytest.raises(A2AHTTPError) as info:
-        decode_http(404, b"Not Found", 1, version="1.0")
+        decode_http(404, b"Not Found", 1, codes=CODES["1.0"])
     assert info.value.status_code == 404
     assert not isinstance(info.value, A2AAuthError)
 
@@ -346,9 +355,9 @@ def test_decode_http_plain_404() -> None:
 )
 def test_a_response_body_in_any_json_encoding(encoding: str) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"é": "ünïcode"}}).encode(encoding)
-    assert decode_http(200, body, 7, version="1.0") == {"é": "ünïcode"}
+    assert decode_http(200, body, 7, codes=CODES["1.0"]) == {"é": "ünïcode"}
 
 
 def test_a_body_that_is_not_utf8_is_a_protocol_error() -> None:
     with pytest.raises(A2AProtocolError, match="not JSON"):
-        decode_http(200, b'{"jsonrpc": "2.0", "id": 7, "result": "\xff"}', 7, version="1.0")
+        decode_http(200, b'{"jsonrpc": "2.0", "id": 7, "result": "\xff"}', 7, codes=CODES["1.0"])

@@ -30,9 +30,23 @@ from a2a_anyio import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
-from a2a_anyio._dialects import Dialect, SendConfig, V03Dialect, V1Dialect
-from a2a_anyio._dialects._jsonrpc import decode_http, request, unwrap
+from a2a_anyio._bindings import codec_for
+from a2a_anyio._bindings.jsonrpc import decode_http, request, unwrap
+from a2a_anyio._dialects import (
+    Cancel,
+    Dialect,
+    ListTasks,
+    Op,
+    OpArgs,
+    PushCreate,
+    PushRef,
+    Send,
+    SendConfig,
+    TaskRef,
+)
 from a2a_anyio._dialects.card import candidates, parse_card
+from a2a_anyio._dialects.v03 import V03
+from a2a_anyio._dialects.v1 import V1
 from a2a_anyio._model import StreamEvent
 from a2a_anyio._reducer import fold
 
@@ -46,7 +60,7 @@ HOOK = PushNotificationConfig(
     auth_scheme="Bearer",
     auth_credentials="hook-secret",
 )
-DIALECTS: dict[str, Callable[[], Dialect]] = {"v1_0": V1Dialect, "v0_3": V03Dialect}
+DIALECTS: dict[str, Dialect] = {"v1_0": V1, "v0_3": V03}
 V1_STATE = "TASK_STATE_"
 
 
@@ -62,15 +76,15 @@ def _result(version: str, frame: dict[str, Any]) -> Any:
         resp["status"],
         json.dumps(resp["body"]).encode(),
         body["id"],
-        version=DIALECTS[version]().version,
+        codes=DIALECTS[version].errors,
     )
 
 
 def _events(version: str, frame: dict[str, Any]) -> list[StreamEvent]:
-    dialect = DIALECTS[version]()
+    dialect = DIALECTS[version]
     req_id = frame["request"]["body"]["id"]
     return [
-        dialect.decode_event(unwrap(p, req_id, version=dialect.version))
+        dialect.decode(Op.STREAM, unwrap(p, req_id, codes=dialect.errors))
         for p in sse_payloads(frame["response"]["sse"])
     ]
 
@@ -117,7 +131,7 @@ def check_card(version: str, frame: dict[str, Any]) -> None:
 
 
 def check_extended_card(version: str, frame: dict[str, Any]) -> None:
-    card = DIALECTS[version]().decode_card(_result(version, frame))
+    card = DIALECTS[version].decode(Op.EXTENDED_CARD, _result(version, frame))
     assert isinstance(card, AgentCard)
     assert [s.id for s in card.skills] == ["echo", "extended-skill"]
     assert card.capabilities.extended_agent_card
@@ -130,7 +144,8 @@ def check_extended_card(version: str, frame: dict[str, Any]) -> None:
 
 
 def _send(version: str, frame: dict[str, Any]) -> Task | Message:
-    return DIALECTS[version]().decode_send_result(_result(version, frame))
+    result: Task | Message = DIALECTS[version].decode(Op.SEND, _result(version, frame))
+    return result
 
 
 def check_send_message_task(version: str, frame: dict[str, Any]) -> None:
@@ -198,7 +213,7 @@ check_send_message_return_immediately = check_send_message_non_blocking
 
 
 def check_get_task(version: str, frame: dict[str, Any]) -> None:
-    task = DIALECTS[version]().decode_task(_result(version, frame))
+    task = DIALECTS[version].decode(Op.GET, _result(version, frame))
     assert task.id == _params(frame)["id"]
     assert task.state is TaskState.COMPLETED
     assert task.text == "echo: hello"
@@ -206,7 +221,7 @@ def check_get_task(version: str, frame: dict[str, Any]) -> None:
 
 
 def check_cancel_task(version: str, frame: dict[str, Any]) -> None:
-    task = DIALECTS[version]().decode_task(_result(version, frame))
+    task = DIALECTS[version].decode(Op.GET, _result(version, frame))
     assert task.id == _params(frame)["id"]
     assert task.state is TaskState.CANCELED
     assert task.status.message is not None
@@ -214,7 +229,7 @@ def check_cancel_task(version: str, frame: dict[str, Any]) -> None:
 
 
 def check_list_tasks(version: str, frame: dict[str, Any]) -> None:
-    page = DIALECTS[version]().decode_task_page(_result(version, frame))
+    page = DIALECTS[version].decode(Op.LIST, _result(version, frame))
     assert isinstance(page, TaskPage)
     assert page.next_cursor is None  # "" on the wire
     assert (page.page_size, page.total_size) == (50, 1)
@@ -241,7 +256,7 @@ def _hook(version: str, frame: dict[str, Any]) -> PushNotificationConfig:
 
 
 def check_push_config_create(version: str, frame: dict[str, Any]) -> None:
-    config = DIALECTS[version]().decode_push_config(_result(version, frame))
+    config = DIALECTS[version].decode(Op.PUSH_GET, _result(version, frame))
     assert config == _hook(version, frame)
 
 
@@ -249,7 +264,7 @@ check_push_config_get = check_push_config_create
 
 
 def check_push_config_list(version: str, frame: dict[str, Any]) -> None:
-    configs = DIALECTS[version]().decode_push_configs(_result(version, frame))
+    configs = DIALECTS[version].decode(Op.PUSH_LIST, _result(version, frame))
     assert configs == [_hook(version, frame)]
 
 
@@ -307,7 +322,7 @@ def check_error_subscribe_terminal(version: str, frame: dict[str, Any]) -> None:
     if "sse" in resp:  # the v0.3 layer streams the error as the only event
         [payload] = sse_payloads(resp["sse"])
         with pytest.raises(UnsupportedOperationError) as info:
-            unwrap(payload, frame["request"]["body"]["id"], version="0.3")
+            unwrap(payload, frame["request"]["body"]["id"], codes=V03.errors)
         assert info.value.code == -32004
     else:
         err = _check_error(version, frame, UnsupportedOperationError, True)
@@ -411,36 +426,31 @@ _OPS = {
 }
 
 
-def _encode(dialect: Dialect, name: str, recorded: Any) -> tuple[str, Any]:
-    """(method, params) our dialect produces for the request the recorder made."""
+def _args(dialect: Dialect, name: str, recorded: Any) -> tuple[Op, OpArgs]:
+    """The operation and arguments of the request the recorder made."""
     if name.startswith(("send_message", "stream")):
-        op = "stream" if name.startswith("stream") else "send"
+        op = Op.STREAM if name.startswith("stream") else Op.SEND
         msg = dialect.decode_message(recorded["message"])
         conf = recorded.get("configuration") or {}
         blocking = not conf.get("returnImmediately", False) and conf.get("blocking", True)
-        return dialect.method(op), dialect.send_params(msg, SendConfig(blocking=blocking))
-    op = _OPS[name]
-    if op in ("get", "cancel", "subscribe"):
+        return op, Send(msg, SendConfig(blocking=blocking))
+    op = Op(_OPS[name])
+    if op in (Op.GET, Op.CANCEL, Op.SUBSCRIBE):
         task_id = recorded["id"]
-        if op == "get":
-            return dialect.method(op), dialect.task_params(task_id, recorded.get("historyLength"))
-        if op == "cancel":
-            return dialect.method(op), dialect.cancel_params(task_id)
-        return dialect.method(op), dialect.subscribe_params(task_id)
-    if op == "list":
-        return dialect.method(op), dialect.list_tasks_params(recorded.get("contextId"), None, None)
-    if op == "extended_card":
-        return dialect.method(op), None
+        if op is Op.GET:
+            return op, TaskRef(task_id, recorded.get("historyLength"))
+        return op, Cancel(task_id) if op is Op.CANCEL else TaskRef(task_id)
+    if op is Op.LIST:
+        return op, ListTasks(recorded.get("contextId"), None, None)
+    if op is Op.EXTENDED_CARD:
+        return op, None
     task_id = recorded.get("taskId") or recorded.get("id")
-    if op == "push_create":
+    if op is Op.PUSH_CREATE:
         config = copy.copy(HOOK)
         config.task_id = task_id
-        return dialect.method(op), dialect.push_create_params(config)
-    if op == "push_get":
-        return dialect.method(op), dialect.push_get_params(task_id, HOOK.id)
-    if op == "push_list":
-        return dialect.method(op), dialect.push_list_params(task_id)
-    return dialect.method(op), dialect.push_delete_params(task_id, "hook-1")
+        return op, PushCreate(config)
+    config_id = {Op.PUSH_GET: HOOK.id, Op.PUSH_DELETE: "hook-1"}.get(op)
+    return op, PushRef(task_id, config_id)
 
 
 # Requests the recorder made malformed on purpose (wrong dialect, no parts, no header).
@@ -459,12 +469,14 @@ ENCODABLE = [
 @pytest.mark.parametrize(("version", "name"), ENCODABLE, ids=[f"{v}/{n}" for v, n in ENCODABLE])
 def test_encoders_match_recorded_requests(version: str, name: str) -> None:
     frame = load_frame(version, name)
-    dialect = DIALECTS[version]()
+    dialect = DIALECTS[version]
     body = frame["request"]["body"]
-    method, params = _encode(dialect, name, body.get("params"))
+    codec = codec_for("jsonrpc", dialect.version, "https://agent.example/")
+    sent = json.loads(codec.encode(*_args(dialect, name, body.get("params"))).body or b"")
+    method, params = sent["method"], sent.get("params")
     assert method == body["method"]
     expected = copy.deepcopy(body.get("params"))
-    if isinstance(dialect, V03Dialect) and name.startswith(("send_message", "stream")):
+    if dialect is V03 and name.startswith(("send_message", "stream")):
         # We always say whether to block; the recorder left it to the server's default (true).
         expected.setdefault("configuration", {"blocking": True})
     assert params == expected
@@ -472,23 +484,23 @@ def test_encoders_match_recorded_requests(version: str, name: str) -> None:
     assert set(envelope) == set(body)  # no "params" member where the recorder sent none
     assert (envelope["jsonrpc"], envelope["id"]) == (body["jsonrpc"], body["id"])
     if version == "v1_0":
-        assert frame["request"]["headers"]["a2a-version"] == dialect.headers()["A2A-Version"]
+        assert frame["request"]["headers"]["a2a-version"] == codec.headers(Op.SEND)["A2A-Version"]
 
 
 def test_v1_send_params_built_from_scratch_match_the_recording() -> None:
     frame = load_frame("v1_0", "send_message_task")
     msg = Message(Role.USER, [TextPart("hello"), DataPart(DATA_VALUE)], message_id="v1-msg-task")
-    assert V1Dialect().send_params(msg, SendConfig()) == _params(frame)
+    assert V1.write(Op.SEND, Send(msg, SendConfig())) == _params(frame)
     frame = load_frame("v1_0", "send_message_return_immediately")
     msg = Message(Role.USER, [TextPart("slow job")], message_id="v1-msg-slow")
-    assert V1Dialect().send_params(msg, SendConfig(blocking=False)) == _params(frame)
+    assert V1.write(Op.SEND, Send(msg, SendConfig(blocking=False))) == _params(frame)
 
 
 def test_v03_send_params_built_from_scratch_match_the_recording() -> None:
     frame = load_frame("v0_3", "send_message_task")
     msg = Message(Role.USER, [TextPart("hello"), DataPart(DATA_VALUE)], message_id="v03-msg-task")
-    params = V03Dialect().send_params(msg, SendConfig())
+    params = V03.write(Op.SEND, Send(msg, SendConfig()))
     assert params["message"] == _params(frame)["message"]
     frame = load_frame("v0_3", "send_message_non_blocking")
     msg = Message(Role.USER, [TextPart("slow job")], message_id="v03-msg-slow")
-    assert V03Dialect().send_params(msg, SendConfig(blocking=False)) == _params(frame)
+    assert V03.write(Op.SEND, Send(msg, SendConfig(blocking=False))) == _params(frame)

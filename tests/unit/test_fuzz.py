@@ -22,9 +22,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from a2a_anyio import A2AClient, A2AClientError
-from a2a_anyio._dialects import V03Dialect, V1Dialect
-from a2a_anyio._dialects._jsonrpc import decode_http, unwrap
+from a2a_anyio._bindings.jsonrpc import decode_http, unwrap
+from a2a_anyio._dialects import Dialect, Op
 from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._dialects.legacy import LEGACY
+from a2a_anyio._dialects.v03 import V02, V03
+from a2a_anyio._dialects.v1 import V1
 
 from ._support import (
     BASE,
@@ -316,25 +319,24 @@ envelopes = st.fixed_dictionaries(
 
 # -- every decoder -----------------------------------------------------------------------------
 
-V1, V03 = V1Dialect(), V03Dialect()
 #: Every decoder, with the input it is meant for (it also gets anything else).
 DECODERS: dict[str, tuple[Callable[[Any], object], st.SearchStrategy[Any]]] = {
     "v1.decode_send_result": (
-        V1.decode_send_result,
+        V1.payloads[Op.SEND].decode,
         obj({"task": task}) | obj({"message": message}),
     ),
-    "v1.decode_event": (V1.decode_event, v1_event),
-    "v1.decode_task": (V1.decode_task, task),
-    "v1.decode_task_page": (V1.decode_task_page, task_page),
-    "v1.decode_push_config": (V1.decode_push_config, push_config),
-    "v1.decode_push_configs": (V1.decode_push_configs, push_configs),
+    "v1.decode_event": (V1.payloads[Op.STREAM].decode, v1_event),
+    "v1.decode_task": (V1.payloads[Op.GET].decode, task),
+    "v1.decode_task_page": (V1.payloads[Op.LIST].decode, task_page),
+    "v1.decode_push_config": (V1.payloads[Op.PUSH_GET].decode, push_config),
+    "v1.decode_push_configs": (V1.payloads[Op.PUSH_LIST].decode, push_configs),
     "v1.decode_message": (V1.decode_message, message),
-    "v1.decode_card": (V1.decode_card, card),
-    "v03.decode_send_result": (V03.decode_send_result, task | message),
-    "v03.decode_event": (V03.decode_event, v03_event),
-    "v03.decode_task": (V03.decode_task, task),
-    "v03.decode_push_config": (V03.decode_push_config, push_config),
-    "v03.decode_push_configs": (V03.decode_push_configs, push_configs),
+    "v1.decode_card": (V1.payloads[Op.EXTENDED_CARD].decode, card),
+    "v03.decode_send_result": (V03.payloads[Op.SEND].decode, task | message),
+    "v03.decode_event": (V03.payloads[Op.STREAM].decode, v03_event),
+    "v03.decode_task": (V03.payloads[Op.GET].decode, task),
+    "v03.decode_push_config": (V03.payloads[Op.PUSH_GET].decode, push_config),
+    "v03.decode_push_configs": (V03.payloads[Op.PUSH_LIST].decode, push_configs),
     "v03.decode_message": (V03.decode_message, message),
     "parse_card": (parse_card, card),
 }
@@ -364,7 +366,7 @@ EDGE_INPUTS = [
         id="v1-part-url-null",
     ),
     pytest.param(
-        V1.decode_event,
+        V1.payloads[Op.STREAM].decode,
         {
             "artifactUpdate": {
                 "taskId": "t",
@@ -385,11 +387,13 @@ def test_edge_inputs_raise_only_client_errors(decoder: Callable[[Any], object], 
 @given(
     value=envelopes | values,
     expected=st.sampled_from([1, "1", 7, "abc"]),
-    version=st.sampled_from(["1.0", "0.3", "0.2", "legacy"]),
+    dialect=st.sampled_from([V1, V03, V02, LEGACY]),
 )
-def test_unwrap_raises_only_client_errors(value: Any, expected: int | str, version: str) -> None:
+def test_unwrap_raises_only_client_errors(
+    value: Any, expected: int | str, dialect: Dialect
+) -> None:
     value = json.loads(json.dumps(value).replace(json.dumps(REQ_ID), json.dumps(expected)))
-    decoded_or_client_error(lambda: unwrap(value, expected, version=version))
+    decoded_or_client_error(lambda: unwrap(value, expected, codes=dialect.errors))
 
 
 def _dumps(value: Any) -> bytes:
@@ -416,11 +420,13 @@ http_bodies = (
 @given(
     status=st.integers(0, 999) | st.sampled_from([200, 401, 403, 429, 502, 503]),
     content=http_bodies,
-    version=st.sampled_from(["1.0", "0.3"]),
+    dialect=st.sampled_from([V1, V03]),
 )
-@example(status=200, content=b"[" * 100_000, version="1.0")
-def test_decode_http_raises_only_client_errors(status: int, content: bytes, version: str) -> None:
-    decoded_or_client_error(lambda: decode_http(status, content, 1, version=version))
+@example(status=200, content=b"[" * 100_000, dialect=V1)
+def test_decode_http_raises_only_client_errors(
+    status: int, content: bytes, dialect: Dialect
+) -> None:
+    decoded_or_client_error(lambda: decode_http(status, content, 1, codes=dialect.errors))
 
 
 # -- SSE bodies through a real client ----------------------------------------------------------

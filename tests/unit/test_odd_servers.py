@@ -27,7 +27,8 @@ from a2a_anyio import (
     TaskState,
     UnsupportedOperationError,
 )
-from a2a_anyio._dialects import Op, Send, TaskRef, codec_for
+from a2a_anyio._bindings import codec_for
+from a2a_anyio._dialects import Op, Send, TaskRef
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio.testing import FakeAgent
 

@@ -4,6 +4,7 @@ they decode, on hand-made answers and on frames recorded from a real a2a-sdk ser
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import re
 from typing import Any
@@ -37,11 +38,13 @@ from a2a_anyio import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
+from a2a_anyio._bindings import CODECS, Fallback, WireCodec, WireRequest, codec_for
+from a2a_anyio._bindings.jsonrpc import CallEvents, JsonRpcCodec
+from a2a_anyio._bindings.rest import RestCodec
 from a2a_anyio._dialects import (
-    CODECS,
     Call,
     Cancel,
-    Fallback,
+    Dialect,
     ListTasks,
     Op,
     OpArgs,
@@ -50,18 +53,11 @@ from a2a_anyio._dialects import (
     Send,
     SendConfig,
     TaskRef,
-    WireCodec,
-    WireRequest,
-    codec_for,
 )
-from a2a_anyio._dialects.jsonrpc_codec import (
-    CallEvents,
-    V02JsonRpcCodec,
-    V03JsonRpcCodec,
-    V1JsonRpcCodec,
-)
-from a2a_anyio._dialects.legacy_codec import LegacyJsonRpcCodec
-from a2a_anyio._dialects.rest_codec import V03RestCodec, V1RestCodec
+from a2a_anyio._dialects.legacy import LEGACY
+from a2a_anyio._dialects.v03 import V02, V03
+from a2a_anyio._dialects.v03_rest import V03_REST
+from a2a_anyio._dialects.v1 import V1
 
 from ._support import frame_names, load_frame, sse_payloads
 
@@ -241,24 +237,29 @@ def _status(reason: str, code: int = 400, message: str = "refused") -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("binding", "version", "cls", "speaks"),
+    ("binding", "version", "cls", "dialect", "speaks"),
     [
-        ("jsonrpc", "1.0", V1JsonRpcCodec, ("jsonrpc", "1.0")),
-        ("JSONRPC", "1.0.1", V1JsonRpcCodec, ("jsonrpc", "1.0")),
-        ("jsonrpc", "1.1", V1JsonRpcCodec, ("jsonrpc", "1.0")),
-        ("jsonrpc", "0.3.0", V03JsonRpcCodec, ("jsonrpc", "0.3")),
-        ("jsonrpc", "0.2.5", V02JsonRpcCodec, ("jsonrpc", "0.2")),
-        ("jsonrpc", "legacy", LegacyJsonRpcCodec, ("jsonrpc", "legacy")),
-        ("rest", "1.0", V1RestCodec, ("rest", "1.0")),
-        ("HTTP+JSON", "0.3", V03RestCodec, ("rest", "0.3")),
-        ("rest", "0.2.6", V03RestCodec, ("rest", "0.3")),
+        ("jsonrpc", "1.0", JsonRpcCodec, V1, ("jsonrpc", "1.0")),
+        ("JSONRPC", "1.0.1", JsonRpcCodec, V1, ("jsonrpc", "1.0")),
+        ("jsonrpc", "1.1", JsonRpcCodec, V1, ("jsonrpc", "1.0")),
+        ("jsonrpc", "0.3.0", JsonRpcCodec, V03, ("jsonrpc", "0.3")),
+        ("jsonrpc", "0.2.5", JsonRpcCodec, V02, ("jsonrpc", "0.2")),
+        ("jsonrpc", "legacy", JsonRpcCodec, LEGACY, ("jsonrpc", "legacy")),
+        ("rest", "1.0", RestCodec, V1, ("rest", "1.0")),
+        ("HTTP+JSON", "0.3", RestCodec, V03_REST, ("rest", "0.3")),
+        ("rest", "0.2.6", RestCodec, V03_REST, ("rest", "0.3")),
     ],
 )
 def test_codec_for_chooses_by_binding_and_version_family(
-    binding: str, version: str, cls: type[WireCodec], speaks: tuple[str, str]
+    binding: str,
+    version: str,
+    cls: type[WireCodec],
+    dialect: Dialect,
+    speaks: tuple[str, str],
 ) -> None:
     codec = codec_for(binding, version, RPC, extensions=EXT)
     assert type(codec) is cls
+    assert codec.dialect is dialect
     assert (codec.binding, codec.version) == speaks
     assert (codec.url, codec.extensions) == (RPC, EXT)
 
@@ -537,7 +538,7 @@ def test_v1_results_per_operation(binding: str) -> None:
 def test_v03_results_over_both_bindings() -> None:
     rpc = codec_for("jsonrpc", "0.3", RPC)
     req = rpc.encode(Op.SEND, ARGS[Op.SEND])
-    assert rpc.decode(req, 200, {}, _rpc(req, V03_TASK)) == rpc.dialect.decode_task(V03_TASK)
+    assert rpc.decode(req, 200, {}, _rpc(req, V03_TASK)) == rpc.dialect.decode(Op.GET, V03_TASK)
     req = rpc.encode(Op.PUSH_LIST, ARGS[Op.PUSH_LIST])
     configs = rpc.decode(req, 200, {}, _rpc(req, [{"taskId": "t-1", "pushNotificationConfig": V03_HOOK}]))  # fmt: skip
     assert configs == [HOOK]
@@ -1012,11 +1013,15 @@ def test_every_frame_directory_is_recorded() -> None:
 
 
 def test_every_codec_in_the_table_encodes_and_decodes_a_get() -> None:
-    for (binding, version), where in CODECS.items():
+    for (binding, version), (cls, dialect) in CODECS.items():
         codec = codec_for(binding, version, RPC)
-        module, name = where.split(":")
-        assert type(codec).__module__ == f"a2a_anyio._dialects.{module}"
+        module, name = cls.split(":")
+        assert type(codec).__module__ == f"a2a_anyio._bindings.{module}"
         assert type(codec).__name__ == name
+        module, name = dialect.split(":")
+        assert codec.dialect is getattr(
+            importlib.import_module(f"a2a_anyio._dialects.{module}"), name
+        )
         req = codec.encode(Op.GET, TaskRef("t-1"))
         task = {"id": "t-1", "status": {"state": "completed"}}
         body = _rpc(req, task) if binding == "jsonrpc" else _answer(task)

@@ -8,12 +8,21 @@ from typing import Any
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import put
-from a2a_anyio._dialects.base import Dialect
-from a2a_anyio._dialects.ops import PushRef, Send, SendConfig
+from a2a_anyio._dialects.dialect import (
+    Dialect,
+    Payload,
+    cancel_payload,
+    push_ref_payload,
+    same,
+    subscribe_payload,
+    task_payload,
+)
+from a2a_anyio._dialects.ops import Op, PushCreate, Send, SendConfig
 from a2a_anyio._dialects.v03 import decode_part as decode_typed_part
 from a2a_anyio._dialects.v03 import decode_push_config as decode_v03_push_config
 from a2a_anyio._dialects.v03 import encode_part as encode_kind_part
 from a2a_anyio._dialects.v03 import encode_push_config
+from a2a_anyio._errors import TaskNotFoundError
 from a2a_anyio._model import (
     Artifact,
     JSONDict,
@@ -179,105 +188,79 @@ def decode_push_config(value: Any) -> PushNotificationConfig:
     return config
 
 
-class LegacyDialect(Dialect):
-    """The ``tasks/send`` JSON-RPC dialect of the first A2A agents."""
-
-    version = "legacy"
-    methods = {  # noqa: RUF012
-        "send": "tasks/send",
-        "stream": "tasks/sendSubscribe",
-        "get": "tasks/get",
-        "cancel": "tasks/cancel",
-        "subscribe": "tasks/resubscribe",
-        "push_create": "tasks/pushNotification/set",
-        "push_get": "tasks/pushNotification/get",
+def send_params(args: Send) -> JSONDict:
+    message, config = args.message, args.config
+    # No blocking flag on this wire: the agent answers when it chooses, and whether the
+    # client follows an unfinished task up (``blocking``) is the client's affair.
+    # The client names the task: a new one for a new task, the same to continue one.
+    params: JSONDict = {
+        "id": message.task_id or new_id(),
+        "sessionId": message.context_id or new_id(),
+        "message": encode_message(message),
     }
+    if config.history_length is not None:
+        params["historyLength"] = config.history_length
+    if config.push_config is not None:
+        params["pushNotification"] = encode_push_config(config.push_config)
+    if config.metadata:
+        params["metadata"] = config.metadata
+    return params
 
-    def headers(self) -> dict[str, str]:
-        return {}
 
-    def encode_message(self, message: Message) -> JSONDict:
-        return encode_message(message)
+def read_send_params(params: Any) -> Send:
+    d = v.obj(params, "params")
+    message = decode_message(d.get("message"))
+    message.task_id = v.required_id(d, "id", None, "params")  # the client names the task
+    message.context_id = v.text(d, "sessionId") or None
+    push = d.get("pushNotification")
+    if push is not None:
+        push = decode_push_config({"id": message.task_id, "pushNotificationConfig": push})
+    metadata = v.optional_dict(d, "metadata")
+    return Send(message, SendConfig(True, v.integer(d, "historyLength"), None, push, metadata))
 
-    def decode_message(self, value: Any) -> Message:
-        return decode_message(value)
 
-    def read_send_params(self, params: Any) -> Send:
-        d = v.obj(params, "params")
-        message = decode_message(d.get("message"))
-        message.task_id = v.required_id(d, "id", None, "params")  # the client names the task
-        message.context_id = v.text(d, "sessionId") or None
-        push = d.get("pushNotification")
-        if push is not None:
-            push = decode_push_config({"id": message.task_id, "pushNotificationConfig": push})
-        metadata = v.optional_dict(d, "metadata")
-        return Send(message, SendConfig(True, v.integer(d, "historyLength"), None, push, metadata))
+def write_push_config(args: PushCreate) -> JSONDict:
+    config = args.config
+    if not config.task_id:
+        raise ValueError("a push notification config needs a task_id")
+    return {"id": config.task_id, "pushNotificationConfig": encode_push_config(config)}
 
-    def send_params(self, message: Message, config: SendConfig) -> JSONDict:
-        # No blocking flag on this wire: the agent answers when it chooses, and whether the
-        # client follows an unfinished task up (``blocking``) is the client's affair.
-        # The client names the task: a new one for a new task, the same to continue one.
-        params: JSONDict = {
-            "id": message.task_id or new_id(),
-            "sessionId": message.context_id or new_id(),
-            "message": encode_message(message),
-        }
-        if config.history_length is not None:
-            params["historyLength"] = config.history_length
-        if config.push_config is not None:
-            params["pushNotification"] = encode_push_config(config.push_config)
-        if config.metadata:
-            params["metadata"] = config.metadata
-        return params
 
-    def decode_send_result(self, value: Any) -> Task | Message:
-        return decode_task(value)
+def encode_task_push_config(config: PushNotificationConfig) -> JSONDict:
+    inner = encode_push_config(config)
+    inner.pop("id", None)  # one config per task: no config ids
+    return {"id": config.task_id, "pushNotificationConfig": inner}
 
-    def encode_send_result(self, result: Task | Message) -> JSONDict:
-        return encode_event(result)  # a task: legacy agents answer nothing else
 
-    def decode_event(self, value: Any) -> StreamEvent:
-        return decode_event(value)
+def _notification(event: StreamEvent, task: Task) -> JSONDict:
+    return encode_task(task)
 
-    def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
-        return encode_event(event, task)
 
-    def decode_task(self, value: Any) -> Task:
-        return decode_task(value)
+_EVENTS = Payload(same, same, decode_event, encode_event)
 
-    def encode_task(self, task: Task) -> JSONDict:
-        return encode_task(task)
-
-    def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
-        if not config.task_id:
-            raise ValueError("a push notification config needs a task_id")
-        return {"id": config.task_id, "pushNotificationConfig": encode_push_config(config)}
-
-    def read_push_create_params(self, params: Any) -> PushNotificationConfig:
-        return decode_push_config(params)
-
-    def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
-        return {"id": task_id}
-
-    def read_push_params(self, params: Any) -> PushRef:
-        return PushRef(v.required_id(v.obj(params, "params"), "id", None, "params"))
-
-    def push_list_params(self, task_id: str) -> JSONDict:
-        raise ValueError("listing push configs is not part of the tasks/send dialect")
-
-    def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
-        raise ValueError("deleting push configs is not part of the tasks/send dialect")
-
-    def decode_push_config(self, value: Any) -> PushNotificationConfig:
-        return decode_push_config(value)
-
-    def encode_push_config(self, config: PushNotificationConfig) -> JSONDict:
-        inner = encode_push_config(config)
-        inner.pop("id", None)  # one config per task: no config ids
-        return {"id": config.task_id, "pushNotificationConfig": inner}
-
-    def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
-        return [decode_push_config(value)]
+LEGACY = Dialect(
+    "legacy",
+    {
+        # A task: legacy agents answer nothing else.
+        Op.SEND: Payload(send_params, read_send_params, decode_task, encode_event),
+        Op.STREAM: _EVENTS._replace(write=send_params, read=read_send_params),
+        Op.GET: task_payload(decode_task, encode_task),
+        Op.CANCEL: cancel_payload(decode_task, encode_task),
+        Op.SUBSCRIBE: subscribe_payload(_EVENTS),
+        Op.PUSH_CREATE: Payload(
+            write_push_config,
+            lambda params: PushCreate(decode_push_config(params)),
+            decode_push_config,
+            encode_task_push_config,
+        ),
+        Op.PUSH_GET: push_ref_payload("id", None, decode_push_config, encode_task_push_config),
+    },
+    encode_message,
+    decode_message,
+    encode_event,
+    _notification,
+    headers={},
+)
 
 
 def _working(task: Task) -> Task:
@@ -287,24 +270,24 @@ def _working(task: Task) -> Task:
     return replace(task, status=replace(task.status, state=TaskState.WORKING))
 
 
-class PythonA2ADialect(LegacyDialect):
-    """The ``tasks/send`` dialect as python-a2a's server speaks it (``python-a2a`` on PyPI):
-    send, stream, get and cancel only; ``waiting`` for working; -32000 for an unknown task."""
+def _decode_working_task(value: Any) -> Task:
+    return _working(decode_task(value))
 
-    version = "python-a2a"
-    methods = {  # noqa: RUF012
-        "send": "tasks/send",
-        "stream": "tasks/sendSubscribe",
-        "get": "tasks/get",
-        "cancel": "tasks/cancel",
-    }
 
-    def decode_send_result(self, value: Any) -> Task | Message:
-        return self.decode_task(value)
+def _decode_working_event(value: Any) -> StreamEvent:
+    event = decode_event(value)
+    return _working(event) if isinstance(event, Task) else event
 
-    def decode_task(self, value: Any) -> Task:
-        return _working(decode_task(value))
 
-    def decode_event(self, value: Any) -> StreamEvent:
-        event = decode_event(value)
-        return _working(event) if isinstance(event, Task) else event
+#: The ``tasks/send`` dialect as python-a2a's server speaks it (``python-a2a`` on PyPI):
+#: send, stream, get and cancel only; ``waiting`` for working; -32000 for an unknown task.
+PYTHON_A2A = LEGACY._replace(
+    version="python-a2a",
+    payloads={
+        Op.SEND: LEGACY.payloads[Op.SEND]._replace(decode=_decode_working_task),
+        Op.STREAM: LEGACY.payloads[Op.STREAM]._replace(decode=_decode_working_event),
+        Op.GET: LEGACY.payloads[Op.GET]._replace(decode=_decode_working_task),
+        Op.CANCEL: LEGACY.payloads[Op.CANCEL]._replace(decode=_decode_working_task),
+    },
+    errors={-32000: TaskNotFoundError},  # its only error of its own
+)

@@ -72,6 +72,11 @@ class Send(NamedTuple):
     message: Message
     config: SendConfig = SendConfig()
 
+    @property
+    def task_id(self) -> str | None:
+        """The task the message continues, if any."""
+        return self.message.task_id
+
 
 class TaskRef(NamedTuple):
     """GET and SUBSCRIBE: one task (``history_length`` is for GET only)."""
@@ -104,6 +109,11 @@ class PushCreate(NamedTuple):
 
     config: PushNotificationConfig
 
+    @property
+    def task_id(self) -> str | None:
+        """The task the config is for."""
+        return self.config.task_id
+
 
 class PushRef(NamedTuple):
     """PUSH_GET, PUSH_LIST and PUSH_DELETE: the task and, except for LIST, the config."""
@@ -123,6 +133,12 @@ class Call(NamedTuple):
 
 
 OpArgs = Send | TaskRef | ListTasks | Cancel | PushCreate | PushRef | Call | None
+
+
+def task_of(args: OpArgs) -> str | None:
+    """The task a call with ``args`` is about, if any (for TaskNotFoundError.task_id)."""
+    return getattr(args, "task_id", None)
+
 
 #: The argument type of each operation.
 ARGS: dict[Op, type[Any]] = {

@@ -8,9 +8,9 @@ from functools import partial
 from typing import Any, TypeVar
 
 from a2a_anyio._dialects import _values as v
-from a2a_anyio._dialects import card, legacy, v03, v1
+from a2a_anyio._dialects import card, legacy, v03, v03_rest, v1
 from a2a_anyio._dialects._shapes import decode_page, encode_page
-from a2a_anyio._dialects.rest import V03_REST, V03RestDialect
+from a2a_anyio._dialects.v03_rest import SHAPES as V03_REST
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -104,7 +104,6 @@ _CARD_READERS: dict[type[Any], _Codec] = {
     AgentProvider: card.read_provider,
     SecurityScheme: card.read_scheme,
 }
-_V03_REST = V03RestDialect()
 _READERS: dict[str, dict[type[Any], _Codec]] = {
     "1.0": {
         TextPart: v1.decode_part,
@@ -143,7 +142,7 @@ _READERS: dict[str, dict[type[Any], _Codec]] = {
         TaskStatusUpdateEvent: V03_REST.decode_status_update,
         TaskArtifactUpdateEvent: V03_REST.decode_artifact_update,
         TaskPage: partial(decode_page, decode_task=V03_REST.decode_task),
-        PushNotificationConfig: _V03_REST.decode_push_config,
+        PushNotificationConfig: v03_rest.decode_push_config,
     },
     "legacy": {  # tasks/send
         TextPart: v03.decode_part,
@@ -164,7 +163,7 @@ _READERS: dict[str, dict[type[Any], _Codec]] = {
 _TAGGED: dict[str, _Codec] = {
     "1.0": v1.decode_stream_response,
     "0.3": v03.decode_result,
-    "0.3-rest": _V03_REST.decode_event,
+    "0.3-rest": v03_rest.decode_event,
 }
 _EVENTS = (Task, Message, TaskStatusUpdateEvent, TaskArtifactUpdateEvent)
 _WRAPPERS = frozenset(

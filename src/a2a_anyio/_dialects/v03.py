@@ -1,14 +1,32 @@
-"""A2A v0.2 / v0.3 over JSON-RPC: ``message/send`` family, ``kind`` discriminators, ``final``."""
+"""A2A v0.3 and v0.2 as JSON-RPC carries them: ``kind`` discriminators, ``final``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import Shapes, put
-from a2a_anyio._dialects.base import Dialect
-from a2a_anyio._dialects.ops import PushRef, Send, SendConfig, TaskRef
-from a2a_anyio._errors import shown
+from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._dialects.dialect import (
+    Dialect,
+    Payload,
+    cancel_payload,
+    list_payload,
+    needs_config,
+    nothing,
+    push_ref_payload,
+    same,
+    subscribe_payload,
+    task_payload,
+)
+from a2a_anyio._dialects.ops import Op, PushCreate, Send, SendConfig
+from a2a_anyio._errors import (
+    ContentTypeNotSupportedError,
+    ExtendedCardNotConfiguredError,
+    InvalidAgentResponseError,
+    shown,
+)
 from a2a_anyio._model import (
     DataPart,
     FilePart,
@@ -187,56 +205,30 @@ def encode_push_config(config: PushNotificationConfig) -> JSONDict:
     return out
 
 
-class V03Dialect(Dialect):
-    """A2A v0.2 and v0.3 JSON-RPC."""
+def send_params(args: Send) -> JSONDict:
+    config = args.config
+    conf: JSONDict = {"blocking": config.blocking}
+    if config.accepted_output_modes is not None:
+        conf["acceptedOutputModes"] = config.accepted_output_modes
+    # historyLength 0 means "everything" to v0.3 servers and "nothing" in v1.0: drop it.
+    if config.history_length:
+        conf["historyLength"] = config.history_length
+    if config.push_config is not None:
+        conf["pushNotificationConfig"] = encode_push_config(config.push_config)
+    params: JSONDict = {"message": encode_message(args.message), "configuration": conf}
+    if config.metadata:
+        params["metadata"] = config.metadata
+    return params
 
-    version = "0.3"
-    methods = {  # noqa: RUF012
-        "send": "message/send",
-        "stream": "message/stream",
-        "get": "tasks/get",
-        "cancel": "tasks/cancel",
-        "list": "tasks/list",  # the spec's "0.4.0" draft; few v0.3 agents serve it
-        "subscribe": "tasks/resubscribe",
-        "push_create": "tasks/pushNotificationConfig/set",
-        "push_get": "tasks/pushNotificationConfig/get",
-        "push_list": "tasks/pushNotificationConfig/list",
-        "push_delete": "tasks/pushNotificationConfig/delete",
-        "extended_card": "agent/getAuthenticatedExtendedCard",
-    }
-    optional = frozenset({"list"})
 
-    #: Where a send's configuration carries a push config.
-    push_in_send = "pushNotificationConfig"
+def read_send(decode_message: Callable[[Any], Message], push_in_send: str) -> Callable[[Any], Send]:
+    """The reader of send params whose messages ``decode_message`` reads, the push config
+    in the configuration's ``push_in_send``."""
 
-    def headers(self) -> dict[str, str]:
-        # v0.3 servers ignore it; v1.0 servers with a compat layer route by it.
-        return {"A2A-Version": "0.3"}
-
-    def encode_message(self, message: Message) -> JSONDict:
-        return encode_message(message)
-
-    def decode_message(self, value: Any) -> Message:
-        return decode_message(value)
-
-    def send_params(self, message: Message, config: SendConfig) -> JSONDict:
-        conf: JSONDict = {"blocking": config.blocking}
-        if config.accepted_output_modes is not None:
-            conf["acceptedOutputModes"] = config.accepted_output_modes
-        # historyLength 0 means "everything" to v0.3 servers and "nothing" in v1.0: drop it.
-        if config.history_length:
-            conf["historyLength"] = config.history_length
-        if config.push_config is not None:
-            conf["pushNotificationConfig"] = encode_push_config(config.push_config)
-        params: JSONDict = {"message": encode_message(message), "configuration": conf}
-        if config.metadata:
-            params["metadata"] = config.metadata
-        return params
-
-    def read_send_params(self, params: Any) -> Send:
+    def read(params: Any) -> Send:
         d = v.obj(params, "params")
         conf = v.optional_dict(d, "configuration") or {}
-        push = conf.get(self.push_in_send)
+        push = conf.get(push_in_send)
         config = SendConfig(
             conf.get("blocking") is not False,
             v.integer(conf, "historyLength", "history_length") or None,  # 0 means all of it
@@ -244,93 +236,94 @@ class V03Dialect(Dialect):
             None if push is None else decode_push_config(push),
             v.optional_dict(d, "metadata"),
         )
-        return Send(self.decode_message(d.get("message")), config)
+        return Send(decode_message(d.get("message")), config)
 
-    def decode_send_result(self, value: Any) -> Task | Message:
-        result = decode_result(value)
-        if isinstance(result, (Task, Message)):
-            return result
-        v.bad("message/send returned an event instead of a task or message")
-
-    def encode_send_result(self, result: Task | Message) -> JSONDict:
-        return encode_result(result)
-
-    def decode_event(self, value: Any) -> StreamEvent:
-        return decode_result(value)
-
-    def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
-        return encode_result(event)
-
-    def decode_task(self, value: Any) -> Task:
-        return decode_task(value)
-
-    def encode_task(self, task: Task) -> JSONDict:
-        return encode_task(task)
-
-    def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
-        params: JSONDict = {"id": task_id}
-        if history_length:
-            params["historyLength"] = history_length
-        return params
-
-    def read_task_params(self, params: Any) -> TaskRef:
-        ref = super().read_task_params(params)
-        return TaskRef(ref.task_id, ref.history_length or None)  # 0 means all of it
-
-    def since_params(self, updated_after: str) -> JSONDict:
-        return {"lastUpdatedAfter": v.epoch_ms(updated_after)}
-
-    def read_since(self, params: JSONDict) -> str | None:
-        ms = v.integer(params, "lastUpdatedAfter")
-        return None if ms is None else v.iso_time(ms)
-
-    def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
-        if not config.task_id:
-            raise ValueError("a push notification config needs a task_id")
-        return encode_task_push_config(config)
-
-    def read_push_create_params(self, params: Any) -> PushNotificationConfig:
-        return decode_push_config(params)
-
-    def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
-        params: JSONDict = {"id": task_id}
-        if config_id:
-            params["pushNotificationConfigId"] = config_id
-        return params
-
-    def push_list_params(self, task_id: str) -> JSONDict:
-        return {"id": task_id}
-
-    def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
-        return {"id": task_id, "pushNotificationConfigId": config_id}
-
-    def read_push_params(self, params: Any) -> PushRef:
-        d = v.obj(params, "params")
-        return PushRef(
-            v.required_id(d, "id", None, "params"), v.text(d, "pushNotificationConfigId")
-        )
-
-    def decode_push_config(self, value: Any) -> PushNotificationConfig:
-        return decode_push_config(value)
-
-    def encode_push_config(self, config: PushNotificationConfig) -> JSONDict:
-        return encode_task_push_config(config)
-
-    def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
-        if isinstance(value, dict):  # tolerate a v1.0-style {"configs": [...]}
-            value = v.items(value, "configs")
-        if not isinstance(value, list):
-            v.bad("push config list is not an array")
-        return [decode_push_config(c) for c in value]
+    return read
 
 
-class V02Dialect(V03Dialect):
-    """A2A v0.2.x: the v0.3 JSON-RPC family without the extended-card method."""
+def decode_send_result(value: Any) -> Task | Message:
+    result = decode_result(value)
+    if isinstance(result, (Task, Message)):
+        return result
+    v.bad("message/send returned an event instead of a task or message")
 
-    version = "0.2"
-    methods = {  # noqa: RUF012
-        k: m for k, m in V03Dialect.methods.items() if k not in ("extended_card", "list")
-    }
 
-    def headers(self) -> dict[str, str]:
-        return {}
+def write_push_config(args: PushCreate) -> JSONDict:
+    if not args.config.task_id:
+        raise ValueError("a push notification config needs a task_id")
+    return encode_task_push_config(args.config)
+
+
+def decode_push_configs(value: Any) -> list[PushNotificationConfig]:
+    if isinstance(value, dict):  # tolerate a v1.0-style {"configs": [...]}
+        value = v.items(value, "configs")
+    if not isinstance(value, list):
+        v.bad("push config list is not an array")
+    return [decode_push_config(c) for c in value]
+
+
+def encode_push_configs(configs: list[PushNotificationConfig]) -> list[JSONDict]:
+    return [encode_task_push_config(c) for c in configs]
+
+
+def _event(event: StreamEvent, task: Task | None = None) -> JSONDict:
+    return encode_result(event)
+
+
+def _notification(event: StreamEvent, task: Task) -> JSONDict:
+    return encode_task(task)  # the whole task, before v1.0
+
+
+def _since(updated_after: str) -> JSONDict:
+    return {"lastUpdatedAfter": v.epoch_ms(updated_after)}
+
+
+def _read_since(params: JSONDict) -> str | None:
+    ms = v.integer(params, "lastUpdatedAfter")
+    return None if ms is None else v.iso_time(ms)
+
+
+_EVENTS = Payload(same, same, decode_result, encode_result)
+_PUSH = (decode_push_config, encode_task_push_config)
+_REF = ("id", "pushNotificationConfigId")
+_READ_SEND = read_send(decode_message, "pushNotificationConfig")
+
+V03 = Dialect(
+    "0.3",
+    {
+        Op.SEND: Payload(send_params, _READ_SEND, decode_send_result, encode_result),
+        Op.STREAM: _EVENTS._replace(write=send_params, read=_READ_SEND),
+        Op.GET: task_payload(decode_task, encode_task, zero_is_all=True),
+        Op.CANCEL: cancel_payload(decode_task, encode_task),
+        Op.SUBSCRIBE: subscribe_payload(_EVENTS),
+        # The spec's "0.4.0" draft; few v0.3 agents serve it.
+        Op.LIST: list_payload(decode_task, encode_task, lambda s: s.value, (_since, _read_since)),
+        Op.PUSH_CREATE: Payload(
+            write_push_config, lambda params: PushCreate(decode_push_config(params)), *_PUSH
+        ),
+        Op.PUSH_GET: push_ref_payload(*_REF, *_PUSH),
+        Op.PUSH_LIST: push_ref_payload(_REF[0], None, decode_push_configs, encode_push_configs),
+        Op.PUSH_DELETE: needs_config(push_ref_payload(*_REF, nothing, nothing)),
+        Op.EXTENDED_CARD: Payload(nothing, nothing, parse_card, same),
+    },
+    encode_message,
+    decode_message,
+    _event,
+    _notification,
+    # v0.3 servers ignore it; v1.0 servers with a compat layer route by it.
+    headers={"A2A-Version": "0.3"},
+    optional=frozenset({Op.LIST}),
+    errors={
+        -32005: ContentTypeNotSupportedError,
+        -32006: InvalidAgentResponseError,
+        -32007: ExtendedCardNotConfiguredError,
+    },
+)
+#: v0.2.x: v0.3's payloads without the task list, no version header, two codes fewer.
+V02 = V03._replace(
+    version="0.2",
+    payloads={op: p for op, p in V03.payloads.items() if op is not Op.LIST},
+    headers={},
+    optional=frozenset(),
+    errors={k: x for k, x in V03.errors.items() if k != -32007},
+)

@@ -1,15 +1,33 @@
-"""A2A v1.0 over JSON-RPC: PascalCase methods, ProtoJSON shapes, ``A2A-Version: 1.0``."""
+"""A2A v1.0: ProtoJSON payloads (both bindings carry the same), ``A2A-Version: 1.0``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects._shapes import Shapes
-from a2a_anyio._dialects.base import Dialect
-from a2a_anyio._dialects.ops import PushRef, Send, SendConfig
-from a2a_anyio._errors import error_details
+from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._dialects.dialect import (
+    Dialect,
+    Payload,
+    cancel_payload,
+    list_payload,
+    needs_config,
+    nothing,
+    push_ref_payload,
+    same,
+    subscribe_payload,
+    task_payload,
+)
+from a2a_anyio._dialects.errors import error_details
+from a2a_anyio._dialects.ops import Op, PushCreate, Send, SendConfig
+from a2a_anyio._errors import (
+    ContentTypeNotSupportedError,
+    ExtendedCardNotConfiguredError,
+    ExtensionSupportRequiredError,
+    InvalidAgentResponseError,
+    VersionNotSupportedError,
+)
 from a2a_anyio._model import (
     DataPart,
     FilePart,
@@ -20,7 +38,6 @@ from a2a_anyio._model import (
     Role,
     StreamEvent,
     Task,
-    TaskState,
     TextPart,
 )
 
@@ -134,158 +151,107 @@ def encode_push_config(config: PushNotificationConfig, *, with_task: bool = True
     return out
 
 
-class V1Dialect(Dialect):
-    """A2A v1.0 JSON-RPC."""
+def send_params(args: Send) -> JSONDict:
+    config = args.config
+    params: JSONDict = {"message": encode_message(args.message)}
+    conf: JSONDict = {}
+    if config.accepted_output_modes is not None:
+        conf["acceptedOutputModes"] = config.accepted_output_modes
+    if config.history_length is not None:
+        conf["historyLength"] = config.history_length
+    if not config.blocking:
+        conf["returnImmediately"] = True
+    if config.push_config is not None:
+        conf["taskPushNotificationConfig"] = encode_push_config(config.push_config, with_task=False)
+    if conf:
+        params["configuration"] = conf
+    if config.metadata:
+        params["metadata"] = config.metadata
+    return params
 
-    version = "1.0"
-    methods = {  # noqa: RUF012
-        "send": "SendMessage",
-        "stream": "SendStreamingMessage",
-        "get": "GetTask",
-        "list": "ListTasks",
-        "cancel": "CancelTask",
-        "subscribe": "SubscribeToTask",
-        "push_create": "CreateTaskPushNotificationConfig",
-        "push_get": "GetTaskPushNotificationConfig",
-        "push_list": "ListTaskPushNotificationConfigs",
-        "push_delete": "DeleteTaskPushNotificationConfig",
-        "extended_card": "GetExtendedAgentCard",
-    }
 
-    def __init__(self, tenant: str | None = None) -> None:
-        self.tenant = tenant
+def read_send_params(params: Any) -> Send:
+    d = v.obj(params, "params")
+    conf = v.optional_dict(d, "configuration") or {}
+    push = v.field(conf, "taskPushNotificationConfig", "task_push_notification_config")
+    config = SendConfig(
+        not v.boolean(conf, "returnImmediately", "return_immediately"),
+        v.integer(conf, "historyLength", "history_length"),
+        v.str_list(conf, "acceptedOutputModes", "accepted_output_modes"),
+        None if push is None else decode_push_config(push),
+        v.optional_dict(d, "metadata"),
+    )
+    return Send(decode_message(d.get("message")), config)
 
-    def headers(self) -> dict[str, str]:
-        return {"A2A-Version": "1.0"}
 
-    def _with_tenant(self, params: JSONDict) -> JSONDict:
-        if self.tenant:
-            params["tenant"] = self.tenant
-        return params
+def decode_send_result(value: Any) -> Task | Message:
+    d = v.obj(value, "SendMessage result")
+    if (x := d.get("task")) is not None:
+        return decode_task(x)
+    if (x := d.get("message")) is not None:
+        return decode_message(x)
+    v.bad("SendMessage result has neither task nor message")
 
-    def encode_message(self, message: Message) -> JSONDict:
-        return encode_message(message)
 
-    def decode_message(self, value: Any) -> Message:
-        return decode_message(value)
+def decode_push_configs(value: Any) -> list[PushNotificationConfig]:
+    if isinstance(value, list):  # tolerate a bare array
+        return [decode_push_config(c) for c in value]
+    d = v.obj(value, "ListTaskPushNotificationConfigs result")
+    return [decode_push_config(c) for c in v.items(d, "configs")]
 
-    def send_params(self, message: Message, config: SendConfig) -> JSONDict:
-        params: JSONDict = {"message": encode_message(message)}
-        conf: JSONDict = {}
-        if config.accepted_output_modes is not None:
-            conf["acceptedOutputModes"] = config.accepted_output_modes
-        if config.history_length is not None:
-            conf["historyLength"] = config.history_length
-        if not config.blocking:
-            conf["returnImmediately"] = True
-        if config.push_config is not None:
-            conf["taskPushNotificationConfig"] = encode_push_config(
-                config.push_config, with_task=False
-            )
-        if conf:
-            params["configuration"] = conf
-        if config.metadata:
-            params["metadata"] = config.metadata
-        return self._with_tenant(params)
 
-    def read_send_params(self, params: Any) -> Send:
-        d = v.obj(params, "params")
-        conf = v.optional_dict(d, "configuration") or {}
-        push = v.field(conf, "taskPushNotificationConfig", "task_push_notification_config")
-        config = SendConfig(
-            not v.boolean(conf, "returnImmediately", "return_immediately"),
-            v.integer(conf, "historyLength", "history_length"),
-            v.str_list(conf, "acceptedOutputModes", "accepted_output_modes"),
-            None if push is None else decode_push_config(push),
-            v.optional_dict(d, "metadata"),
-        )
-        return Send(decode_message(d.get("message")), config)
+def encode_push_configs(configs: list[PushNotificationConfig]) -> JSONDict:
+    return {"configs": [encode_push_config(c) for c in configs]}
 
-    def decode_send_result(self, value: Any) -> Task | Message:
-        d = v.obj(value, "SendMessage result")
-        if (x := d.get("task")) is not None:
-            return decode_task(x)
-        if (x := d.get("message")) is not None:
-            return decode_message(x)
-        v.bad("SendMessage result has neither task nor message")
 
-    def encode_send_result(self, result: Task | Message) -> JSONDict:
-        return _SHAPES.encode_stream_response(result)
+def _event(event: StreamEvent, task: Task | None = None) -> JSONDict:
+    return encode_stream_response(event)  # a notification posts the event itself too
 
-    def decode_event(self, value: Any) -> StreamEvent:
-        return decode_stream_response(value)
 
-    def encode_event(self, event: StreamEvent, task: Task | None = None) -> JSONDict:
-        return _SHAPES.encode_stream_response(event)
+def _since(updated_after: str) -> JSONDict:
+    return {"statusTimestampAfter": updated_after}
 
-    def encode_notification(self, event: StreamEvent, task: Task) -> JSONDict:
-        return _SHAPES.encode_stream_response(event)  # v1.0 posts the event itself
 
-    def decode_task(self, value: Any) -> Task:
-        return decode_task(value)
+def _read_since(params: JSONDict) -> str | None:
+    return v.text(params, "statusTimestampAfter") or None
 
-    def encode_task(self, task: Task) -> JSONDict:
-        return encode_task(task)
 
-    def task_params(self, task_id: str, history_length: int | None = None) -> JSONDict:
-        return self._with_tenant(super().task_params(task_id, history_length))
+_EVENTS = Payload(same, same, decode_stream_response, encode_stream_response)
+_PUSH = (decode_push_config, encode_push_config)
 
-    def cancel_params(self, task_id: str, metadata: JSONDict | None = None) -> JSONDict:
-        return self._with_tenant(super().cancel_params(task_id, metadata))
-
-    def subscribe_params(self, task_id: str) -> JSONDict:
-        return self._with_tenant(super().subscribe_params(task_id))
-
-    def list_state(self, state: TaskState) -> str:
-        return v.proto_state(v.state(state))
-
-    def since_params(self, updated_after: str) -> JSONDict:
-        return {"statusTimestampAfter": updated_after}
-
-    def read_since(self, params: JSONDict) -> str | None:
-        return v.text(params, "statusTimestampAfter") or None
-
-    def list_tasks_params(
-        self, context_id: str | None, limit: int | None, cursor: str | None, **filters: Any
-    ) -> JSONDict:
-        return self._with_tenant(super().list_tasks_params(context_id, limit, cursor, **filters))
-
-    def push_create_params(self, config: PushNotificationConfig) -> JSONDict:
-        return self._with_tenant(encode_push_config(config))
-
-    def read_push_create_params(self, params: Any) -> PushNotificationConfig:
-        return decode_push_config(params)
-
-    def push_get_params(self, task_id: str, config_id: str | None) -> JSONDict:
-        params: JSONDict = {"taskId": task_id}
-        if config_id:
-            params["id"] = config_id
-        return self._with_tenant(params)
-
-    def push_list_params(self, task_id: str) -> JSONDict:
-        return self._with_tenant({"taskId": task_id})
-
-    def push_delete_params(self, task_id: str, config_id: str) -> JSONDict:
-        return self._with_tenant({"taskId": task_id, "id": config_id})
-
-    def read_push_params(self, params: Any) -> PushRef:
-        d = v.obj(params, "params")
-        return PushRef(v.required_id(d, "taskId", "task_id", "params"), v.text(d, "id"))
-
-    def decode_push_config(self, value: Any) -> PushNotificationConfig:
-        return decode_push_config(value)
-
-    def encode_push_config(self, config: PushNotificationConfig) -> JSONDict:
-        return encode_push_config(config)
-
-    def decode_push_configs(self, value: Any) -> list[PushNotificationConfig]:
-        if isinstance(value, list):  # tolerate a bare array
-            return [decode_push_config(c) for c in value]
-        d = v.obj(value, "ListTaskPushNotificationConfigs result")
-        return [decode_push_config(c) for c in v.items(d, "configs")]
-
-    def encode_push_configs(self, configs: list[PushNotificationConfig]) -> Any:
-        return {"configs": [encode_push_config(c) for c in configs]}
-
-    def error_data(self, code: int, metadata: Mapping[str, Any]) -> Any:
-        return error_details(code, metadata)  # v1.0: an ErrorInfo, whatever the metadata
+V1 = Dialect(
+    "1.0",
+    {
+        Op.SEND: Payload(send_params, read_send_params, decode_send_result, encode_stream_response),
+        Op.STREAM: _EVENTS._replace(write=send_params, read=read_send_params),
+        Op.GET: task_payload(decode_task, encode_task),
+        Op.CANCEL: cancel_payload(decode_task, encode_task),
+        Op.SUBSCRIBE: subscribe_payload(_EVENTS),
+        Op.LIST: list_payload(decode_task, encode_task, v.proto_state, (_since, _read_since)),
+        Op.PUSH_CREATE: Payload(
+            lambda args: encode_push_config(args.config),
+            lambda params: PushCreate(decode_push_config(params)),
+            *_PUSH,
+        ),
+        Op.PUSH_GET: push_ref_payload("taskId", "id", *_PUSH),
+        Op.PUSH_LIST: push_ref_payload("taskId", None, decode_push_configs, encode_push_configs),
+        Op.PUSH_DELETE: needs_config(push_ref_payload("taskId", "id", nothing, nothing)),
+        Op.EXTENDED_CARD: Payload(nothing, nothing, parse_card, same),
+    },
+    encode_message,
+    decode_message,
+    _event,
+    _event,
+    headers={"A2A-Version": "1.0"},
+    errors={
+        -32005: ContentTypeNotSupportedError,
+        -32006: InvalidAgentResponseError,
+        -32007: ExtendedCardNotConfiguredError,
+        -32008: ExtensionSupportRequiredError,
+        -32009: VersionNotSupportedError,
+    },
+    error_data=error_details,  # an ErrorInfo, whatever the metadata
+    tenant="tenant",
+    extension_headers=("A2A-Extensions",),
+    opening_interrupt_ends=True,
+)

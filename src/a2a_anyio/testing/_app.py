@@ -28,6 +28,8 @@ from a2a_anyio._asgi import (
     send_json,
     send_response,
 )
+from a2a_anyio._bindings import WireCodec
+from a2a_anyio._bindings.jsonrpc import PLAIN_GETS, read_request
 from a2a_anyio._card import WELL_KNOWN_PATHS
 from a2a_anyio._dialects import (
     Cancel,
@@ -37,11 +39,8 @@ from a2a_anyio._dialects import (
     PushCreate,
     PushRef,
     TaskRef,
-    WireCodec,
 )
 from a2a_anyio._dialects import Send as SendMessage
-from a2a_anyio._dialects._jsonrpc import read_request
-from a2a_anyio._dialects.jsonrpc_codec import V02JsonRpcCodec
 from a2a_anyio._errors import A2ARPCError
 from a2a_anyio._model import (
     JSONDict,
@@ -176,7 +175,7 @@ class AgentApp:
                 return
             await send_json(send, 200, a.card(req.base_url))
             return
-        if a.dialect == "0.2" and path == V02JsonRpcCodec.card_path:
+        if path == PLAIN_GETS.get(a.dialect, {}).get(Op.EXTENDED_CARD):
             record.op = "extended_card"
             if await self._pre(record, req, send, None, a.rpc_codec) is None:
                 return
@@ -290,7 +289,7 @@ class AgentApp:
         codec = self.config.rest_codec
         assert codec is not None
         match = codec.route(req.method, sub)
-        record.op = match.route.op if match is not None else None
+        record.op = match.op.value if match is not None else None
         if match is None:
             await send_response(send, 404, b"Not Found", "text/plain")
             return
@@ -312,7 +311,7 @@ class AgentApp:
                     raise InvalidParams("the body must be a JSON object")
             return match.params(req.query, body)
 
-        await self._answer(Op(match.route.op), codec, params, plan, None, req, receive, send)
+        await self._answer(match.op, codec, params, plan, None, req, receive, send)
 
     async def _answer(
         self,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2a_anyio._dialects import Op, OpArgs, Send, WireCodec, codec_for
-from a2a_anyio._dialects.jsonrpc_codec import JsonRpcCodec
-from a2a_anyio._dialects.rest_codec import RestCodec
+from a2a_anyio._bindings import JsonRpcCodec, WireCodec, codec_for
+from a2a_anyio._bindings.rest import RestCodec
+from a2a_anyio._dialects import Op, OpArgs, Send
 from a2a_anyio._errors import A2AProtocolError
 from a2a_anyio._model import JSONDict, Message, Role
 

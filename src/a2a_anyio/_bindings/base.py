@@ -1,10 +1,12 @@
 """Wire requests and the base every codec extends.
 
-A codec is one (binding, dialect) pair bound to one interface URL. The client runs one line
-through it: ``codec.encode(op, args)`` -> send the ``WireRequest`` -> ``codec.decode(...)``;
-streams read each event's data through ``codec.event_decoder(request)``. Nothing here does
-I/O. The operations and their arguments are in ``ops``, the concrete codecs in
-``jsonrpc_codec`` and ``rest_codec``; ``codec_for`` (in the package) chooses one.
+A codec is a binding (how a transport carries an operation) speaking one dialect (the
+payloads of one protocol version) at one interface URL. The client runs one line through it:
+``codec.encode(op, args)`` -> send the ``WireRequest`` -> ``codec.decode(...)``; streams read
+each event's data through ``codec.event_decoder(request)``. Nothing here does I/O. The
+operations and their arguments are in ``_dialects.ops``, the payloads in the dialects, the
+concrete bindings in ``jsonrpc``, ``rest`` and ``paths``; ``codec_for`` (in the package)
+chooses one.
 
 A server (the testing kit's fake agent) runs the same codec the other way round:
 ``decode_params`` reads what ``encode`` wrote, ``encode_result`` / ``encode_event`` /
@@ -16,13 +18,14 @@ from __future__ import annotations
 
 import enum
 import itertools
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, Literal, NoReturn, TypeVar, cast, overload
 
-from a2a_anyio._dialects.base import Dialect
+from a2a_anyio._dialects.dialect import Dialect
 from a2a_anyio._dialects.ops import (
     ARGS,
     Call,
@@ -39,6 +42,7 @@ from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
     A2AHTTPError,
+    A2AProtocolError,
     A2ARPCError,
     ErrorContext,
     MethodNotFoundError,
@@ -170,24 +174,52 @@ def ends_stream(event: StreamEvent, *, opening: bool = False) -> bool:
     return state.is_terminal or (state.is_interrupted and not opening)
 
 
-Coder = Callable[[Dialect, Any], Any]
+_DECODER = json.JSONDecoder()
 
-# What each operation answers with: how a client reads it and how a server writes it
-# (lambdas: a dialect's override must be the one called). A card is written as its JSON.
-RESULTS: dict[Op, tuple[Coder, Coder]] = {
-    Op.SEND: (lambda d, r: d.decode_send_result(r), lambda d, r: d.encode_send_result(r)),
-    Op.STREAM: (lambda d, r: d.decode_event(r), lambda d, r: d.encode_event(r)),
-    Op.SUBSCRIBE: (lambda d, r: d.decode_event(r), lambda d, r: d.encode_event(r)),
-    Op.GET: (lambda d, r: d.decode_task(r), lambda d, r: d.encode_task(r)),
-    Op.CANCEL: (lambda d, r: d.decode_task(r), lambda d, r: d.encode_task(r)),
-    Op.LIST: (lambda d, r: d.decode_task_page(r), lambda d, r: d.encode_task_page(r)),
-    Op.PUSH_CREATE: (lambda d, r: d.decode_push_config(r), lambda d, r: d.encode_push_config(r)),
-    Op.PUSH_GET: (lambda d, r: d.decode_push_config(r), lambda d, r: d.encode_push_config(r)),
-    Op.PUSH_LIST: (lambda d, r: d.decode_push_configs(r), lambda d, r: d.encode_push_configs(r)),
-    Op.PUSH_DELETE: (lambda d, r: None, lambda d, r: None),
-    Op.EXTENDED_CARD: (lambda d, r: d.decode_card(r), lambda d, r: r),
-    Op.CALL: (lambda d, r: r, lambda d, r: r),
-}
+
+def loads(content: bytes) -> Any:
+    """JSON from an HTTP body: plain UTF-8 (what the JSON RFC requires of networked JSON) is
+    read without ``json.loads``' encoding detection; a BOM, UTF-16 or UTF-32 still are."""
+    if content[:3] == b"\xef\xbb\xbf" or b"\x00" in content[:4]:
+        return json.loads(content)
+    try:
+        text = content.decode()
+    except UnicodeDecodeError:
+        return json.loads(content)  # raises, as before
+    return _DECODER.decode(text)
+
+
+#: What may come before an event's JSON: whitespace, and the record separator (U+001E) that
+#: JSON text sequences (RFC 7464) put first and some servers send in their SSE data.
+_EVENT_LEAD = " \t\r\n\x1e"
+
+
+def loads_event(data: str, context: ErrorContext | None = None) -> Any:
+    """One SSE event's JSON, or A2AProtocolError saying ``context`` (``raw_decode`` without
+    ``json.loads``' per-call checks: this runs for every event). Leading whitespace and
+    record separators are skipped."""
+    try:
+        value, end = _DECODER.raw_decode(data)
+        if end == len(data) or data[end:].isspace():
+            return value
+        raise ValueError("extra data after the JSON value")
+    except (ValueError, RecursionError) as exc:
+        try:  # a leading record separator or whitespace, which raw_decode does not skip
+            return json.loads(data.lstrip(_EVENT_LEAD))
+        except (ValueError, RecursionError):
+            raise A2AProtocolError(
+                f"stream event is not JSON: {data[:120]!r}", **(context or {})
+            ) from exc
+
+
+def not_json(content: bytes, context: ErrorContext | None = None) -> A2AProtocolError:
+    """The error for a body that should be JSON and is not (alike on both bindings)."""
+    return A2AProtocolError(f"response is not JSON: {preview(content)[:120]!r}", **(context or {}))
+
+
+def preview(content: bytes) -> str:
+    """The start of a body, as text for an error."""
+    return content[:2000].decode("utf-8", "replace")
 
 
 # -- codecs ----------------------------------------------------------------------------------
@@ -202,7 +234,7 @@ class EventDecoder(ABC):
         self.request = request
         #: What the errors of this stream's events say about where they happened.
         self.context = request.context
-        self._version = dialect.version
+        self._opening_interrupt_ends = dialect.opening_interrupt_ends
         self._opened = False  # an event was judged already
 
     @abstractmethod
@@ -215,11 +247,12 @@ class EventDecoder(ABC):
         terminal state, or in an interrupted one unless it opens the stream (v1.0 closes a
         stream on every interrupted state, even there)."""
         opening, self._opened = not self._opened, True
-        return ends_stream(event, opening=opening and self._version != "1.0")
+        return ends_stream(event, opening=opening and not self._opening_interrupt_ends)
 
 
 class WireCodec(ABC):
-    """One binding and dialect at one interface URL: sans-IO ``encode`` / ``decode``.
+    """One binding speaking one dialect at one interface URL: sans-IO ``encode`` /
+    ``decode``.
 
     ``tenant`` is the interface's tenant (v1.0), ``extensions`` the extension URIs every
     request opts in to. Request ids come from a counter of this object.
@@ -230,19 +263,25 @@ class WireCodec(ABC):
     #: How messages name the binding.
     binding_name: ClassVar[str]
     #: The media type of JSON bodies, both ways.
-    content_type: ClassVar[str] = "application/json"
+    content_type: str = "application/json"
     #: HTTP statuses that say a request names no operation served there (besides JSON-RPC
     #: -32601): REST's missing route, verb or implementation.
     missing_statuses: ClassVar[frozenset[int]] = frozenset()
 
     def __init__(
-        self, url: str, *, tenant: str | None = None, extensions: Sequence[str] = ()
+        self,
+        dialect: Dialect,
+        url: str,
+        *,
+        tenant: str | None = None,
+        extensions: Sequence[str] = (),
     ) -> None:
+        self.dialect = dialect
         self.url = url
         self.tenant = tenant
         self.extensions = tuple(extensions)
-        self.dialect = self.make_dialect(tenant)
         self._ids = itertools.count(1)
+        self._bind()
         unary = self._base_headers()
         self._unary_headers: Mapping[str, str] = MappingProxyType(unary)
         self._stream_headers: Mapping[str, str] = MappingProxyType(
@@ -253,10 +292,8 @@ class WireCodec(ABC):
             {**unary, "Accept": "application/json, text/event-stream"}
         )
 
-    @staticmethod
-    @abstractmethod
-    def make_dialect(tenant: str | None) -> Dialect:
-        """The payload dialect of this codec."""
+    def _bind(self) -> None:  # noqa: B027 (most bindings need nothing more)
+        """What a binding reads of its dialect and URL once, before the headers are made."""
 
     @property
     def version(self) -> str:
@@ -264,20 +301,20 @@ class WireCodec(ABC):
         return self.dialect.version
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.url!r}>"
+        return f"<{type(self).__name__} v{self.version} {self.url!r}>"
+
+    def again(self, url: str) -> WireCodec:
+        """This codec at another URL."""
+        return type(self)(self.dialect, url, tenant=self.tenant, extensions=self.extensions)
 
     def _base_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": self.content_type, **self.dialect.headers()}
+        headers = {"Content-Type": self.content_type, **self.dialect.headers}
         headers.update(self._extension_headers())
         return headers
 
     def _extension_headers(self) -> dict[str, str]:
-        if not self.extensions:
-            return {}
         uris = ",".join(self.extensions)
-        if self.version == "1.0":
-            return {"A2A-Extensions": uris}
-        return {"A2A-Extensions": uris, "X-A2A-Extensions": uris}  # v0.3 reads the older name
+        return dict.fromkeys(self.dialect.extension_headers, uris) if uris else {}
 
     def headers(self, op: Op, *, either: bool = False) -> Mapping[str, str]:
         """The headers of a request for ``op`` (read-only, shared); ``either``: its answer
@@ -286,9 +323,9 @@ class WireCodec(ABC):
             return self._either_headers
         return self._stream_headers if op.streams else self._unary_headers
 
+    @abstractmethod
     def supports(self, op: Op) -> bool:
         """True when this binding and dialect have ``op``."""
-        return op.value in self.dialect.methods
 
     def variants(self) -> list[WireCodec]:
         """The same wire at the other URLs this codec's may stand for, to try after it when
@@ -358,43 +395,9 @@ class WireCodec(ABC):
     def _encode(self, op: Op, args: OpArgs) -> WireRequest[Any]:
         """``encode`` for a supported op with fitting args."""
 
-    def params(self, op: Op, args: OpArgs) -> tuple[Any, str | None]:
-        """The dialect's params of ``op`` and the task the call is about."""
-        d = self.dialect
-        if isinstance(args, Send):
-            return d.send_params(args.message, args.config), args.message.task_id
-        if isinstance(args, TaskRef):
-            if op is Op.SUBSCRIBE:
-                if args.history_length is not None:
-                    raise ValueError("subscribe takes no history_length")
-                return d.subscribe_params(args.task_id), args.task_id
-            return d.task_params(args.task_id, args.history_length), args.task_id
-        if isinstance(args, Cancel):
-            return d.cancel_params(args.task_id, args.metadata), args.task_id
-        if isinstance(args, ListTasks):
-            params = d.list_tasks_params(
-                args.context_id,
-                args.limit,
-                args.cursor,
-                status=args.status,
-                history_length=args.history_length,
-                include_artifacts=args.include_artifacts,
-                updated_after=args.updated_after,
-            )
-            return params, None
-        if isinstance(args, PushCreate):
-            return d.push_create_params(args.config), args.config.task_id
-        if isinstance(args, PushRef):
-            if op is Op.PUSH_LIST:
-                return d.push_list_params(args.task_id), args.task_id
-            if op is Op.PUSH_GET:
-                return d.push_get_params(args.task_id, args.config_id), args.task_id
-            if args.config_id is None:
-                raise ValueError("push_delete needs a config_id")
-            return d.push_delete_params(args.task_id, args.config_id), args.task_id
-        if isinstance(args, Call):
-            return args.params, None
-        return None, None  # EXTENDED_CARD
+    def params(self, op: Op, args: OpArgs) -> Any:
+        """The dialect's params of ``op`` with ``args`` (None for CALL's: its own)."""
+        return None if op is Op.CALL else self.dialect.write(op, args)
 
     @abstractmethod
     def decode(
@@ -418,7 +421,7 @@ class WireCodec(ABC):
         missing = isinstance(exc, MethodNotFoundError) or (
             isinstance(exc, A2AHTTPError) and exc.status_code in self.missing_statuses
         )
-        if missing and request.op.value in self.dialect.optional:
+        if missing and request.op in self.dialect.optional:
             raise UnsupportedOperationError(
                 f"the agent does not serve {request.name} (it answered: {exc.message})",
                 **request.context,
@@ -426,8 +429,10 @@ class WireCodec(ABC):
         raise exc
 
     def _result(self, request: WireRequest[R], value: Any) -> R:
+        if request.op is Op.CALL:
+            return cast(R, value)  # the method's own result
         try:
-            return cast(R, RESULTS[request.op][0](self.dialect, value))
+            return cast(R, self.dialect.decode(request.op, value))
         except A2AClientError as exc:
             raise_in(request.context, exc)
 
@@ -442,24 +447,15 @@ class WireCodec(ABC):
 
         A2AProtocolError for params that do not fit; ValueError for CALL.
         """
-        d, p = self.dialect, {} if params is None else params
-        if op is Op.SEND or op is Op.STREAM:
-            return d.read_send_params(p)
-        if op is Op.GET or op is Op.SUBSCRIBE:
-            return d.read_task_params(p)
-        if op is Op.CANCEL:
-            return d.read_cancel_params(p)
-        if op is Op.LIST:
-            return d.read_list_tasks_params(p)
-        if op is Op.PUSH_CREATE:
-            return PushCreate(d.read_push_create_params(p))
         if op is Op.CALL:
             raise ValueError("a call's params are its method's own")
-        return None if op is Op.EXTENDED_CARD else d.read_push_params(p)
+        args: OpArgs = self.dialect.read(op, params)
+        return args
 
     def encode_result(self, op: Op, value: Any, request_id: Any = None) -> Any:
         """The JSON body of a successful answer to ``op`` carrying ``value``."""
-        return self._answer(RESULTS[op][1](self.dialect, value), request_id)
+        result = value if op is Op.CALL else self.dialect.encode(op, value)
+        return self._answer(result, request_id)
 
     def encode_event(
         self, event: StreamEvent, request_id: Any = None, task: Task | None = None

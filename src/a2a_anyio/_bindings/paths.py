@@ -1,29 +1,17 @@
-"""The ``tasks/send`` dialect's JSON-RPC codecs: its one-endpoint form (spec <= v0.1) and
-python-a2a's server, one path per method. Loaded only by clients whose agents speak it."""
+"""python-a2a's binding: JSON-RPC envelopes routed by path, one path per method, its events
+bare. Loaded only by clients whose agents speak it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from a2a_anyio._dialects._jsonrpc import is_envelope, loads_event, unwrap
-from a2a_anyio._dialects.base import Dialect
-from a2a_anyio._dialects.jsonrpc_codec import JsonRpcCodec
-from a2a_anyio._dialects.legacy import LegacyDialect, PythonA2ADialect
-from a2a_anyio._dialects.ops import Op, OpArgs
-from a2a_anyio._dialects.wire import EventDecoder, WireRequest, raise_in
+from a2a_anyio._bindings.base import EventDecoder, WireRequest, loads_event, raise_in
+from a2a_anyio._bindings.jsonrpc import JsonRpcCodec, is_envelope, unwrap
+from a2a_anyio._dialects import Op, OpArgs
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._model import StreamEvent, Task
-
-
-class LegacyJsonRpcCodec(JsonRpcCodec):
-    """The ``tasks/send`` dialect (spec <= v0.1): no listing, one push config per task."""
-
-    @staticmethod
-    def make_dialect(tenant: str | None) -> Dialect:
-        return LegacyDialect()
 
 
 class BareEvents(EventDecoder):
@@ -38,14 +26,15 @@ class BareEvents(EventDecoder):
             value = unwrap(
                 value,
                 self.request.request_id,
-                version=self._version,
+                codes=self.dialect.errors,
                 task_id=self.request.task_id,
                 context=context,
             )
         try:
-            return self.dialect.decode_event(value)
+            event: StreamEvent = self.dialect.decode(Op.STREAM, value)
         except A2AClientError as exc:
             raise_in(context, exc)
+        return event
 
 
 class PythonA2ACodec(JsonRpcCodec):
@@ -73,15 +62,9 @@ class PythonA2ACodec(JsonRpcCodec):
         Op.CALL: "other methods (call(): each method has a path of its own there)",
     }
 
-    @staticmethod
-    def make_dialect(tenant: str | None) -> Dialect:
-        return PythonA2ADialect()
-
-    def __init__(
-        self, url: str, *, tenant: str | None = None, extensions: Sequence[str] = ()
-    ) -> None:
-        super().__init__(url, tenant=tenant, extensions=extensions)
-        parts = urlsplit(url)
+    def _bind(self) -> None:
+        super()._bind()
+        parts = urlsplit(self.url)
         # The routes hang off the app's root; its card may name the root or its /a2a page.
         root = parts.path.rstrip("/").removesuffix("/a2a")
         self._urls = {
@@ -90,7 +73,7 @@ class PythonA2ACodec(JsonRpcCodec):
         }
 
     def supports(self, op: Op) -> bool:
-        return op in self.paths
+        return op in self.paths and super().supports(op)
 
     def unsupported(self, op: Op) -> str:
         what = self.not_served.get(op, op.value)
