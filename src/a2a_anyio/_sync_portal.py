@@ -78,7 +78,8 @@ class Calls:
     the waiting thread (``KeyboardInterrupt``, say) cancels its task in the portal and waits
     until that task has ended before the interrupt goes on: the connection it held is
     released, and what the caller does next (close a stream, call again) never meets the
-    call still running.
+    call still running. Interrupted while the portal is still starting it, the call is
+    cancelled and waited for likewise if it has begun there, or else never begins.
 
     With ``tracing``, the caller's current span is the parent of the spans of the call.
     """
@@ -95,30 +96,42 @@ class Calls:
         """Await ``func()`` in the portal's event loop and return (or raise) its outcome."""
         if self.closed:
             raise RuntimeError(f"this {self.owner} is closed")
-        ended = threading.Event()
+        call = _Call()
         try:
-            future = self.portal.start_task_soon(
-                self._guarded, func, ended, self._tracing.capture()
-            )
-        except RuntimeError:
-            if self.closed:  # closed (and the portal stopped) since the check above
-                raise RuntimeError(f"this {self.owner} is closed") from None
-            raise
-        try:
+            try:
+                future = self.portal.start_task_soon(
+                    self._guarded, func, call, self._tracing.capture()
+                )
+            except RuntimeError:
+                if self.closed:  # closed (and the portal stopped) since the check above
+                    raise RuntimeError(f"this {self.owner} is closed") from None
+                raise
             return future.result()
         except BaseException:
-            if not future.done():  # interrupted here, not failed there: stop it there too
-                future.cancel()
-                ended.wait()  # until it has unwound: the next call may use what it used
+            if not call.ended.is_set():  # interrupted here, not failed there
+                self._stop(call)
             raise
 
+    def _stop(self, call: _Call) -> None:
+        """Cancel ``call`` in the loop, or keep it from starting there if it has not yet,
+        and wait until it has unwound. Another interrupt here ends the wait."""
+        try:
+            started = self.portal.call(call.stop)
+        except RuntimeError:  # the portal has stopped: nothing runs there any more
+            return
+        if started:
+            call.ended.wait()
+
     async def _guarded(
-        self, func: Callable[[], Awaitable[T]], ended: threading.Event, tracing_context: object
+        self, func: Callable[[], Awaitable[T]], call: _Call, tracing_context: object
     ) -> T:
         try:
             if self.closed:
                 raise RuntimeError(f"this {self.owner} is closed")
+            if call.stopped:  # interrupted before it began; nobody waits for it
+                raise RuntimeError(f"this call to the {self.owner} was interrupted")
             with anyio.CancelScope() as scope, self._tracing.restored(tracing_context):
+                call.scope = scope
                 self._scopes.add(scope)
                 try:
                     return await func()
@@ -128,7 +141,7 @@ class Calls:
                         self._idle.set()
             raise RuntimeError(f"this {self.owner} was closed during the call")
         finally:
-            ended.set()
+            call.ended.set()
 
     async def shut(self) -> bool:
         """In the loop: refuse new calls, cancel those running and wait until they ended.
@@ -143,6 +156,23 @@ class Calls:
             for scope in list(self._scopes):
                 scope.cancel()
             await self._idle.wait()
+        return True
+
+
+class _Call:
+    """One call in the loop, as the thread waiting for it stops it."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()  # set in the loop once the call has unwound
+        self.scope: anyio.CancelScope | None = None  # once begun; the loop's thread only
+        self.stopped = False  # the loop's thread only
+
+    def stop(self) -> bool:
+        """In the loop: cancel the call, or keep it from starting; True if it has started."""
+        self.stopped = True
+        if self.scope is None:
+            return False
+        self.scope.cancel()
         return True
 
 

@@ -7,7 +7,6 @@ loop (the client sends through it there), so it may use anyio freely.
 from __future__ import annotations
 
 import json
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -536,49 +535,6 @@ def test_close_cancels_a_call_in_flight_in_another_thread(backend: str) -> None:
     assert isinstance(exc, RuntimeError)
     assert "closed during the call" in str(exc)
     assert agent.body.closed
-
-
-class Interrupted(BaseException):
-    """Raised by a signal handler in the test's thread, as KeyboardInterrupt would be."""
-
-
-@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
-@BACKENDS
-@pytest.mark.parametrize("step", ["next", "send"])
-def test_an_interrupted_call_has_ended_in_the_portal_when_the_interrupt_goes_on(
-    backend: str, step: str
-) -> None:
-    agent = Agent()
-    agent.stream("SendStreamingMessage", HAPPY[:1], hang=True)
-    main = threading.get_ident()
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise Interrupted
-
-    def send_signal_once_waiting() -> None:
-        while not client._calls._scopes:
-            time.sleep(0.005)
-        signal.pthread_kill(main, signal.SIGUSR1)
-
-    previous = signal.signal(signal.SIGUSR1, interrupt)
-    try:
-        with connect(agent, backend) as client:
-            stream = client.stream_message("write")
-            next(stream)
-            threading.Thread(target=send_signal_once_waiting, daemon=True).start()
-            with pytest.raises(Interrupted):
-                if step == "next":
-                    next(stream)  # waits for an event that never comes, until interrupted
-                else:  # a blocking send that streams, through the same kind of body
-                    client.send_message("write", on_event=lambda event: None)
-            # Already, not eventually: the call was cancelled in the portal, and has ended.
-            assert not client._calls._scopes
-            assert len(agent.bodies) == (1 if step == "next" else 2)
-            assert agent.bodies[-1].closed
-            stream.close()
-            assert client.get_task("t-1").id == "t-1"  # the client goes on
-    finally:
-        signal.signal(signal.SIGUSR1, previous)
 
 
 # -- threads --------------------------------------------------------------------------------------

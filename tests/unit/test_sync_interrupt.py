@@ -1,7 +1,8 @@
 """Ctrl-C in a script that uses the sync facade, as its user meets it: a real SIGINT.
 
 The agent is a ``FakeAgent`` served on 127.0.0.1 in the test's event loop; the script
-(``interrupted_script.py``) runs in a subprocess, its client on the test's backend.
+(``interrupted_script.py``) runs in a subprocess, its client on the test's backend. The last
+test covers, in process, the one outcome of an interrupt a script cannot bring about at will.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from pathlib import Path
 import anyio
 import pytest
 from anyio.abc import ByteReceiveStream, Process
+from anyio.from_thread import start_blocking_portal
 from anyio.streams.text import TextReceiveStream
 
+from a2a_anyio._observe import NO_TRACING
+from a2a_anyio._sync_portal import Calls, _Call
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, reply, status
 
 SCRIPT = Path(__file__).with_name("interrupted_script.py")
-#: Where the script waits when interrupted, and how many never-ending tasks it starts there.
-HANGING = {"stream": 1, "send": 1, "wait": 1, "fan-out": 2}
+#: Where the script waits when interrupted, and how many never-ending tasks it follows there.
+HANGING = {"stream": 1, "send": 1, "wait": 1, "fan-out": 2, "start": 0}
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX signal")
 
@@ -49,7 +53,7 @@ async def until(condition: Callable[[], bool]) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("what", list(HANGING))
-async def test_ctrl_c_reaches_the_script_and_releases_the_connection(
+async def test_ctrl_c_reaches_the_script_once_the_call_has_released_its_connection(
     what: str, anyio_backend_name: str
 ) -> None:
     agent = hanging_agent()
@@ -70,16 +74,9 @@ async def test_ctrl_c_reaches_the_script_and_releases_the_connection(
         nonlocal stage
         stage = "in the call, every hanging task followed by a request"
         await until(lambda: "waiting" in "".join(out) and followed() == [1] * HANGING[what])
+        await anyio.sleep(0.2)  # the script's main thread now waits in the call
         process.send_signal(signal.SIGINT)
-        stage = "the script's own except KeyboardInterrupt"
-        await until(lambda: "caught" in "".join(out) or process.returncode is not None)
-        if "caught" not in "".join(out):
-            return
-        stage = "the interrupted call's connection released before the script goes on"
-        await until(lambda: followed() == [0] * HANGING[what])
-        stage = "the next call, and the end of the script"
-        assert process.stdin is not None
-        await process.stdin.send(b"\n")
+        stage = "the end of the script"
         await process.wait()
         stage = "done"
 
@@ -96,4 +93,28 @@ async def test_ctrl_c_reaches_the_script_and_releases_the_connection(
     assert stage == "done", f"stuck at: {stage}\n{output}{stderr}"
     assert stderr == ""  # no traceback, no warning
     assert process.returncode == 0
-    assert output.splitlines()[-1] == "after again"
+    in_stream = ["interrupted in the stream; open requests: 0"] if what == "stream" else []
+    assert [line for line in output.splitlines() if line != "waiting"] == [
+        *in_stream,
+        "caught; open requests: 0",  # the interrupted call has ended before the except ran
+        "after again",
+    ], output
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_call_stopped_before_the_loop_begins_it_never_runs(backend: str) -> None:
+    # Interrupted while the portal starts it, a call may be stopped in the loop before its
+    # task has begun there (trio begins new tasks in any order); then it must never begin.
+    ran: list[str] = []
+
+    async def call_the_agent() -> None:
+        ran.append("called")
+
+    with start_blocking_portal(backend) as portal:
+        calls = Calls(portal, "SyncA2AClient")
+        call = _Call()
+        assert portal.call(call.stop) is False  # not begun: the waiting thread goes on
+        with pytest.raises(RuntimeError, match="call to the SyncA2AClient was interrupted"):
+            portal.call(calls._guarded, call_the_agent, call, NO_TRACING.capture())
+    assert ran == []
+    assert call.ended.is_set()
