@@ -42,7 +42,7 @@ _NONE: Mapping[Any, Any] = MappingProxyType({})
 
 class Dialect(NamedTuple):
     """The payloads of one protocol version (v1.0, v0.3 and its v0.2, ``tasks/send``...):
-    every difference between versions is decided here and in nowhere else.
+    every difference between versions is decided here and nowhere else.
 
     An operation missing from ``payloads`` is not part of the version. (A named tuple, as
     every internal record: a dataclass costs each import of the package its definition.)

@@ -10,7 +10,6 @@ from a2a_anyio._dialects import _values as v
 from a2a_anyio._dialects import v03
 from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.dialect import (
-    Dialect,
     Payload,
     list_payload,
     same,
@@ -187,9 +186,10 @@ _EVENTS = Payload(same, same, decode_event, SHAPES.encode_stream_response)
 _PUSH = (decode_push_config, _config_resource)
 _JSONRPC = v03.V03.payloads
 
-V03_REST = Dialect(
-    "0.3",
-    {
+#: v0.3's dialect but for the payloads' ProtoJSON (a push notification stays the JSON-RPC
+#: shape, as the a2a-sdk posts it).
+V03_REST = v03.V03._replace(
+    payloads={
         Op.SEND: Payload(
             send_params, read_send_params, decode_send_result, SHAPES.encode_stream_response
         ),
@@ -217,11 +217,7 @@ V03_REST = Dialect(
         Op.PUSH_DELETE: _JSONRPC[Op.PUSH_DELETE],
         Op.EXTENDED_CARD: _JSONRPC[Op.EXTENDED_CARD],
     },
-    SHAPES.encode_message,
-    SHAPES.decode_message,
-    _event,
-    v03.V03.encode_notification,  # the JSON-RPC shape, as the a2a-sdk posts it
-    headers=v03.V03.headers,
-    optional=v03.V03.optional,
-    errors=v03.V03.errors,
+    encode_message=SHAPES.encode_message,
+    decode_message=SHAPES.decode_message,
+    encode_event=_event,
 )
