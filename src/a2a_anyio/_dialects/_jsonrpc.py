@@ -150,13 +150,15 @@ def decode_http(
         value, parsed = None, False
     where = context or {}
     if status in (401, 403):
-        raise A2AAuthError(status, _preview(content), **where)
+        raise A2AAuthError(status_code=status, body=_preview(content), **where)
     if is_envelope(value):
         return unwrap(value, expected_id, version=version, task_id=task_id, context=where)
     if not 200 <= status < 300:
         wait = parse_retry_after(retry_after)
         speaks = foreign_wire(value)
-        raise A2AHTTPError(status, _preview(content), retry_after=wait, speaks=speaks, **where)
+        raise A2AHTTPError(
+            status_code=status, body=_preview(content), retry_after=wait, speaks=speaks, **where
+        )
     if not parsed:
         raise not_json(content, where)
     raise A2AProtocolError("response is not a JSON-RPC response object", **where)

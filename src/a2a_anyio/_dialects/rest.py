@@ -254,12 +254,12 @@ def rest_error(
         data = body.get("data")
         return rpc_error(code, message, data, version=version, task_id=task_id, context=where)
     if status in (401, 403):
-        return A2AAuthError(status, text, **where)
+        return A2AAuthError(status_code=status, body=text, **where)
     if version != "1.0" and message is not None and status in _V03_STATUSES:
         # v0.3 REST servers answer {"message": ...} with a status that names the error;
         # a bare 404 without a JSON message stays an HTTP error (often: a wrong path).
         return _typed(_V03_STATUSES[status], message, task_id, None, None, where)
-    return A2AHTTPError(status, text, retry_after=retry_after, **where)
+    return A2AHTTPError(status_code=status, body=text, retry_after=retry_after, **where)
 
 
 def _typed(
@@ -271,9 +271,9 @@ def _typed(
     where: ErrorContext,
 ) -> A2ARPCError:
     if cls is TaskNotFoundError:
-        return TaskNotFoundError(task_id, message, data=details, reason=reason, **where)
+        return TaskNotFoundError(message, task_id=task_id, data=details, reason=reason, **where)
     if cls is TaskNotCancelableError:
-        return TaskNotCancelableError(None, message, data=details, reason=reason, **where)
+        return TaskNotCancelableError(message, data=details, reason=reason, **where)
     return cls(message, data=details, reason=reason, **where)
 
 
