@@ -196,7 +196,10 @@ class OAuth2ClientCredentials(Auth):
             form["audience"] = self.audience
         status, body = await post_form(self.token_url, form)
         if status != 200:
-            raise A2AAuthError(status, f"the token endpoint {self.token_url} refused the client")
+            raise A2AAuthError(
+                status_code=status,
+                body=f"the token endpoint {self.token_url} refused the client",
+            )
         try:
             value = json.loads(body)
             token = value["access_token"]

@@ -153,9 +153,10 @@ class A2AHTTPError(A2AClientError):
 
     def __init__(
         self,
+        message: str | None = None,
+        *,
         status_code: int,
         body: str = "",
-        *,
         retry_after: float | None = None,
         speaks: str | None = None,
         **kwargs: Any,
@@ -165,8 +166,8 @@ class A2AHTTPError(A2AClientError):
         self.speaks = speaks
         self.body = body[:_BODY_PREVIEW]
         preview = " ".join(self.body.split())[:200]
-        msg = f"HTTP {status_code}" + (f": {preview}" if preview else "")
-        super().__init__(msg, **kwargs)
+        default = f"HTTP {status_code}" + (f": {preview}" if preview else "")
+        super().__init__(message or default, **kwargs)
         self.retryable = status_code in _RETRYABLE_STATUSES
 
 
@@ -175,9 +176,14 @@ class A2AAuthError(A2AHTTPError):
     agent's card asks for, when the card is known."""
 
     def __init__(
-        self, status_code: int, body: str = "", *, schemes: Sequence[str] = (), **kwargs: Any
+        self,
+        message: str | None = None,
+        *,
+        status_code: int,
+        schemes: Sequence[str] = (),
+        **kwargs: Any,
     ) -> None:
-        super().__init__(status_code, body, **kwargs)
+        super().__init__(message, status_code=status_code, **kwargs)
         self.schemes = list(schemes)
 
 
@@ -247,7 +253,7 @@ class TaskNotFoundError(A2ARPCError):
     code = -32001
 
     def __init__(
-        self, task_id: str | None = None, message: str | None = None, **kwargs: Any
+        self, message: str | None = None, *, task_id: str | None = None, **kwargs: Any
     ) -> None:
         self.task_id = task_id
         super().__init__(message or f"task not found: {task_id}", **kwargs)
@@ -259,7 +265,7 @@ class TaskNotCancelableError(A2ARPCError):
     code = -32002
 
     def __init__(
-        self, state: TaskState | str | None = None, message: str | None = None, **kwargs: Any
+        self, message: str | None = None, *, state: TaskState | str | None = None, **kwargs: Any
     ) -> None:
         self.state = state
         text = getattr(state, "value", state)
@@ -337,14 +343,11 @@ class A2AServerError(A2ARPCError):
 
     code = -32603
 
-    def __init__(self, message: str, code: int = -32603, **kwargs: Any) -> None:
-        super().__init__(message, code=code, **kwargs)
-
 
 class TaskFailedError(A2AClientError):
     """A helper that promises a result got a failed, rejected or canceled task."""
 
-    def __init__(self, task: Task, message: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, message: str | None = None, *, task: Task, **kwargs: Any) -> None:
         self.task = task
         status_text = task.status.message.text if task.status.message else ""
         state = task.status.state.value

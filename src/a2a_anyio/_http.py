@@ -248,7 +248,7 @@ def _refused(url: str, hop: int, where: ErrorContext) -> A2AClientError:
     )
     if hop == 0:
         return A2ADiscoveryError(f"refusing to call {url}: {why}", **where)
-    return A2AHTTPError(307, f"refusing a redirect to {url}: {why}", **where)
+    return A2AHTTPError(status_code=307, body=f"refusing a redirect to {url}: {why}", **where)
 
 
 class HttpTransport:
@@ -396,8 +396,8 @@ class HttpTransport:
                 url, problem = resolve(url, location)
                 if start is not None and not _on(url, start):
                     raise A2AAuthError(
-                        status,
-                        f"the token endpoint redirected to another origin: {redacted(url)}; "
+                        status_code=status,
+                        body=f"the token endpoint redirected to another origin: {redacted(url)}; "
                         "the client secret goes only to the token URL's own origin",
                         **where,
                     )
@@ -423,7 +423,9 @@ class HttpTransport:
                 continue
             return response, url
         raise A2AHTTPError(
-            310, f"more than {MAX_REDIRECTS} redirects, the last to {redacted(url)}", **where
+            status_code=310,
+            body=f"more than {MAX_REDIRECTS} redirects, the last to {redacted(url)}",
+            **where,
         )
 
     async def _send(

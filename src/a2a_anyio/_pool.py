@@ -271,7 +271,7 @@ def _as_dict(result: Task | Message, url: str) -> dict[str, Any]:
         parts = result.parts
     else:
         if result.status.state is not TaskState.COMPLETED:
-            raise TaskFailedError(result, agent=url, operation="send")
+            raise TaskFailedError(task=result, agent=url, operation="send")
         if not result.artifacts:
             raise A2AProtocolError(
                 f"task {result.id} completed without artifacts", agent=url, operation="send"

@@ -105,19 +105,21 @@ SAMPLES: dict[type[A2AClientError], Callable[[], A2AClientError]] = {
     A2AClientError: lambda: A2AClientError("boom", **WHERE),
     A2AConnectionError: lambda: A2AConnectionError("reset", request_sent=False, **WHERE),
     A2ATimeoutError: lambda: A2ATimeoutError("slow", timeout="read", request_sent=False, **WHERE),
-    A2AHTTPError: lambda: A2AHTTPError(503, "busy", retry_after=2.0, **WHERE),
-    A2AAuthError: lambda: A2AAuthError(401, "who?", schemes=["bearer"], **WHERE),
+    A2AHTTPError: lambda: A2AHTTPError(status_code=503, body="busy", retry_after=2.0, **WHERE),
+    A2AAuthError: lambda: A2AAuthError(status_code=401, body="who?", schemes=["bearer"], **WHERE),
     A2ADiscoveryError: lambda: A2ADiscoveryError(
         "no card", status_code=503, retry_after=1.0, not_found=True, retryable=False, **WHERE
     ),
     A2AProtocolError: lambda: A2AProtocolError("too big", limit=10, **WHERE),
     A2ARPCError: lambda: A2ARPCError("odd", code=-32050, data={"x": 1}, reason="ODD", **WHERE),
     TaskNotFoundError: lambda: TaskNotFoundError(
-        "t-1", "gone", data=_info("TASK_NOT_FOUND"), reason="TASK_NOT_FOUND", **WHERE
+        "gone", task_id="t-1", data=_info("TASK_NOT_FOUND"), reason="TASK_NOT_FOUND", **WHERE
     ),
-    TaskNotCancelableError: lambda: TaskNotCancelableError(TaskState.COMPLETED, "done", **WHERE),
+    TaskNotCancelableError: lambda: TaskNotCancelableError(
+        "done", state=TaskState.COMPLETED, **WHERE
+    ),
     A2AServerError: lambda: A2AServerError("kaput", code=-32042, data="why", **WHERE),
-    TaskFailedError: lambda: TaskFailedError(FAILED, **WHERE),
+    TaskFailedError: lambda: TaskFailedError(task=FAILED, **WHERE),
     AgentRegistryError: lambda: AgentRegistryError(
         "bad", path="agents.yaml", entry="x", field="url", variable="TOKEN"
     ),
@@ -179,7 +181,7 @@ def test_the_samples_cover_the_whole_tree() -> None:
 
 def test_with_context_refuses_a_field_the_error_does_not_have() -> None:
     with pytest.raises(TypeError, match="no field schemes"):
-        A2AHTTPError(500).with_context(schemes=["bearer"])
+        A2AHTTPError(status_code=500).with_context(schemes=["bearer"])
 
 
 def test_located_fills_in_only_what_is_missing() -> None:

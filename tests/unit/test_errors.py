@@ -167,29 +167,71 @@ def test_error_reason_reader() -> None:
 
 
 def test_constructor_shapes() -> None:
-    nf = TaskNotFoundError("t-1")
+    nf = TaskNotFoundError(task_id="t-1")
     assert nf.task_id == "t-1"
     assert nf.code == -32001
-    assert "t-1" in str(nf)
-    nc = TaskNotCancelableError(TaskState.COMPLETED)
+    assert nf.message == "task not found: t-1"
+    nc = TaskNotCancelableError(state=TaskState.COMPLETED)
     assert nc.state is TaskState.COMPLETED
     assert nc.code == -32002
-    assert "completed" in nc.message
-    assert TaskNotCancelableError("failed").state == "failed"
+    assert nc.message == "task cannot be canceled in state completed"
+    assert TaskNotCancelableError(state="failed").state == "failed"
     se = A2AServerError("kaput")
     assert (se.code, se.message) == (-32603, "kaput")
     assert A2AServerError("odd", code=-32042).code == -32042
-    assert A2AServerError("odd", -32042).code == -32042
-    http = A2AHTTPError(503, "x" * 5000)
+    http = A2AHTTPError(status_code=503, body="x" * 5000)
     assert http.status_code == 503
     assert len(http.body) == 500
+    assert http.message == "HTTP 503: " + "x" * 200
     assert http.retryable
-    assert not A2AHTTPError(400).retryable
+    assert not A2AHTTPError(status_code=400).retryable
+    assert A2AHTTPError(status_code=400).message == "HTTP 400"
+    auth = A2AAuthError("who are you?", status_code=401, body="no", schemes=["bearer"])
+    assert (auth.message, auth.status_code, auth.body, auth.schemes) == (
+        "who are you?",
+        401,
+        "no",
+        ["bearer"],
+    )
     timeout = A2ATimeoutError("slow", timeout="deadline")
     assert timeout.timeout == "deadline"
     assert timeout.retryable
-    failed = TaskFailedError(Task("t", None, TaskStatus(TaskState.FAILED)))
-    assert "t failed" in str(failed)
+    failed = TaskFailedError(task=Task("t", None, TaskStatus(TaskState.FAILED)))
+    assert str(failed) == "task t failed"
+
+
+# The fields a class requires, by name: a class with a new required field adds it here.
+REQUIRED: dict[str, Any] = {
+    "status_code": 500,
+    "timeout": "deadline",
+    "task": Task("t", None, TaskStatus(TaskState.FAILED)),
+}
+
+
+def _public_errors() -> list[type[A2AClientError]]:
+    return [
+        obj
+        for name in a2a_anyio.__all__
+        if inspect.isclass(obj := getattr(a2a_anyio, name)) and issubclass(obj, A2AClientError)
+    ]
+
+
+@pytest.mark.parametrize("cls", _public_errors(), ids=lambda c: c.__name__)
+def test_every_error_takes_the_message_then_keywords(cls: type[A2AClientError]) -> None:
+    params = list(inspect.signature(cls).parameters.values())
+    assert (params[0].name, params[0].kind) == ("message", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    kinds = {inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD}
+    assert all(p.kind in kinds for p in params[1:]), params
+    required: dict[str, Any] = {
+        p.name: REQUIRED[p.name]
+        for p in params[1:]
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    }
+    err = cls("text", **required)
+    assert err.message == "text"
+    assert err.args == ("text",)
+    with pytest.raises(TypeError):
+        cls("text", "more", **required)  # type: ignore[call-arg]
 
 
 def test_where_appears_in_str() -> None:

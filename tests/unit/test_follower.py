@@ -341,7 +341,7 @@ CASES = [
         [
             *TWO_DELIVERED,
             (body_ended(), "RESUBSCRIBE 1"),
-            (reattach_failed(A2AHTTPError(404)), "POLL 1"),
+            (reattach_failed(A2AHTTPError(status_code=404)), "POLL 1"),
         ],
         TaskState.WORKING,
         resumes=1,
@@ -365,7 +365,7 @@ CASES = [
             (event(task("working")), "DROP"),
             (body_ended(), "RESUBSCRIBE 2"),
             (reattach_failed(refusal()), "POLL 1"),
-            (poll_failed(TaskNotFoundError("t-1")), "FAIL"),
+            (poll_failed(TaskNotFoundError(task_id="t-1")), "FAIL"),
         ],
         TaskState.WORKING,
         error=(
@@ -631,7 +631,7 @@ def test_the_cut_keeps_its_cause() -> None:
     cut.__cause__ = OSError("reset by peer")
     assert follower.read_failed(cut) == Action(ActionKind.RESUBSCRIBE, 1, cut)
     assert follower.reattach_failed(refusal()) == Action(ActionKind.POLL, 1)
-    fail = follower.poll_failed(TaskNotFoundError("t-1"))
+    fail = follower.poll_failed(TaskNotFoundError(task_id="t-1"))
     # A new error says why the cut was not repaired, in the cut's place (its cause); the cut
     # itself is left as it was.
     assert fail.error is not None and fail.error.__cause__ is cut.__cause__
@@ -878,7 +878,7 @@ def test_follow_without_re_attach_polls_after_a_wait() -> None:
 def test_a_follow_up_fails_with_the_error_that_stopped_it() -> None:
     f = StreamFollower(ends_v1, resume=False)
     f.follow(task("working"))
-    gone = TaskNotFoundError("t-1")
+    gone = TaskNotFoundError(task_id="t-1")
     failed = f.poll_failed(gone)
     assert failed.kind is ActionKind.FAIL and failed.error is gone
     refused = StreamFollower(ends_v1, poll=False)

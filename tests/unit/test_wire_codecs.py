@@ -477,7 +477,7 @@ def test_rest_subscribe_is_sent_again_as_get_after_a_405(version: str) -> None:
     with pytest.raises(A2AHTTPError) as info:
         codec.decode(req, 404, {}, b"Not Found")
     assert req.alternative_for(info.value) is None
-    assert alt.alternative_for(A2AHTTPError(405)) is None  # once
+    assert alt.alternative_for(A2AHTTPError(status_code=405)) is None  # once
 
 
 def test_v03_rest_push_create_has_a_second_body_shape() -> None:
@@ -487,9 +487,17 @@ def test_v03_rest_push_create_has_a_second_body_shape() -> None:
     assert alt is not None and req.when is Fallback.REJECTED
     assert (alt.method, alt.url, alt.alternative) == ("POST", req.url, None)
     assert _json(alt) == {"name": "tasks/t-1/pushNotificationConfigs/h-1", "pushNotificationConfig": V03_HOOK}  # fmt: skip
-    for rejected in (A2AHTTPError(400), A2AHTTPError(500), InvalidParamsError("bad shape")):
+    for rejected in (
+        A2AHTTPError(status_code=400),
+        A2AHTTPError(status_code=500),
+        InvalidParamsError("bad shape"),
+    ):
         assert req.alternative_for(rejected) is alt
-    for kept in (A2AAuthError(403), TaskNotFoundError("t-1"), A2AConnectionError("reset")):
+    for kept in (
+        A2AAuthError(status_code=403),
+        TaskNotFoundError(task_id="t-1"),
+        A2AConnectionError("reset"),
+    ):
         assert req.alternative_for(kept) is None
     assert codec_for("rest", "1.0", REST).encode(Op.PUSH_CREATE, PushCreate(HOOK)).alternative is None  # fmt: skip
 

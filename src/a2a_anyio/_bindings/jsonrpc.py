@@ -170,13 +170,15 @@ def decode_http(
         value, parsed = None, False
     where = context or {}
     if status in (401, 403):
-        raise A2AAuthError(status, preview(content), **where)
+        raise A2AAuthError(status_code=status, body=preview(content), **where)
     if is_envelope(value):
         return unwrap(value, expected_id, codes=codes, task_id=task_id, context=where)
     if not 200 <= status < 300:
         wait = parse_retry_after(retry_after)
         speaks = foreign_wire(value)
-        raise A2AHTTPError(status, preview(content), retry_after=wait, speaks=speaks, **where)
+        raise A2AHTTPError(
+            status_code=status, body=preview(content), retry_after=wait, speaks=speaks, **where
+        )
     if not parsed:
         raise not_json(content, where)
     raise A2AProtocolError("response is not a JSON-RPC response object", **where)
@@ -210,7 +212,7 @@ def decode_plain(
     JSON-RPC error in the body is that error, any other non-2xx an HTTP error."""
     where = context or {}
     if status in (401, 403):
-        raise A2AAuthError(status, preview(content), **where)
+        raise A2AAuthError(status_code=status, body=preview(content), **where)
     try:
         value = loads(content) if content.strip() else None
         parsed = True
@@ -222,7 +224,7 @@ def decode_plain(
         )
     if not 200 <= status < 300:
         wait = parse_retry_after(retry_after)
-        raise A2AHTTPError(status, preview(content), retry_after=wait, **where)
+        raise A2AHTTPError(status_code=status, body=preview(content), retry_after=wait, **where)
     if not parsed:
         raise not_json(content, where)
     return value

@@ -222,12 +222,12 @@ def rest_error(
         data = body.get("data")
         return rpc_error(code, message, data, codes=codes, task_id=task_id, context=where)
     if status in (401, 403):
-        return A2AAuthError(status, text, **where)
+        return A2AAuthError(status_code=status, body=text, **where)
     if layout.errors_by_status and message is not None and status in _BY_STATUS:
         # v0.3 REST servers answer {"message": ...} with a status that names the error;
         # a bare 404 without a JSON message stays an HTTP error (often: a wrong path).
         return typed_error(_BY_STATUS[status], message, task_id=task_id, context=where)
-    return A2AHTTPError(status, text, retry_after=retry_after, **where)
+    return A2AHTTPError(status_code=status, body=text, retry_after=retry_after, **where)
 
 
 # code -> the HTTP status and google.rpc code of a v1.0.1 error (a2a-protocol §5.4), and the

@@ -101,12 +101,9 @@ def typed_error(
     **fields: Any,
 ) -> A2ARPCError:
     """An error of class ``cls`` (``task_id``: the task the call was about)."""
-    where = context or {}
     if cls is TaskNotFoundError:
-        return TaskNotFoundError(task_id, message, **fields, **where)
-    if cls is TaskNotCancelableError:
-        return TaskNotCancelableError(None, message, **fields, **where)
-    return cls(message, **fields, **where)
+        fields["task_id"] = task_id
+    return cls(message, **fields, **(context or {}))
 
 
 def rpc_error(
