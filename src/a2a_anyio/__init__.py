@@ -4,6 +4,7 @@ import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
+from a2a_anyio import _model
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient, ClientOptions
@@ -107,6 +108,15 @@ _LAZY = {
     "SyncAgentPool": "a2a_anyio._sync_pool",
     "SyncMessageStream": "a2a_anyio._sync",
 }
+
+
+def _plain_codecs() -> _model.PlainCodecs:
+    from a2a_anyio._dialects import plain
+
+    return plain
+
+
+_model.codecs = _plain_codecs
 
 
 def __getattr__(name: str) -> _Any:

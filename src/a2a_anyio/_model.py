@@ -10,9 +10,9 @@ from __future__ import annotations
 import enum
 import os
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 JSONDict = dict[str, Any]
 _M = TypeVar("_M", bound="PlainDicts")
@@ -61,10 +61,7 @@ class PlainDicts:
         Raises:
             ValueError: ``version`` is neither "1.0" nor "0.3".
         """
-        # Imported here: the codecs import this module.
-        from a2a_anyio._dialects.plain import to_dict
-
-        return to_dict(self, version)
+        return codecs().to_dict(self, version)
 
     @classmethod
     def from_dict(cls: type[_M], data: Mapping[str, Any]) -> _M:
@@ -76,9 +73,24 @@ class PlainDicts:
             A2AProtocolError: ``data`` is not such an object (an ``AgentCard``:
                 ``A2ADiscoveryError``, as for a card an agent serves).
         """
-        from a2a_anyio._dialects.plain import from_dict
+        return codecs().from_dict(cls, data)
 
-        return from_dict(cls, data)
+
+class PlainCodecs(Protocol):
+    """What ``to_dict`` and ``from_dict`` run: the dialects' encoders and decoders."""
+
+    def to_dict(self, obj: PlainDicts, version: str = ...) -> JSONDict: ...
+    def from_dict(self, cls: type[_M], data: Mapping[str, Any]) -> _M: ...
+
+
+def _not_wired() -> PlainCodecs:
+    raise RuntimeError("the model's codecs are loaded by the a2a_anyio package")
+
+
+#: Loads the codecs ``to_dict`` and ``from_dict`` run. The codecs import the model, so the
+#: model does not import them: the package wires them in (``a2a_anyio/__init__.py``), and
+#: importing any module of it runs the package first. They load at the first call.
+codecs: Callable[[], PlainCodecs] = _not_wired
 
 
 class Role(str, enum.Enum):
