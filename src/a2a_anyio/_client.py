@@ -113,13 +113,19 @@ class AgentOptions(TypedDict, total=False):
 class ClientOptions(AgentOptions, total=False):
     """Every keyword option of ``A2AClient``, for code that passes them on
     (``**options: Unpack[ClientOptions]``): a type checker then checks each by its name and
-    type. ``SyncA2AClient`` and the one-shot helpers take them so."""
+    type. ``SyncA2AClient``, the one-shot helpers and ``AgentRegistry.client`` take them so."""
 
     verify: VerifyTypes
     timeout: float | None
     http_client: AsyncClient | None
     logger: logging.Logger | None
     tracing: bool
+
+
+class ClientArguments(ClientOptions, total=False):
+    """Every keyword argument of ``A2AClient``, ``url`` too: what a registry entry makes."""
+
+    url: str | None
 
 
 class PoolOptions(AgentOptions, total=False):

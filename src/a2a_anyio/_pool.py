@@ -10,7 +10,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from a2a_anyio._auth import check_options
-from a2a_anyio._client import A2AClient, AgentOptions, ClientOptions, MessageInput, check_send
+from a2a_anyio._client import (
+    A2AClient,
+    AgentOptions,
+    ClientArguments,
+    ClientOptions,
+    MessageInput,
+    check_send,
+)
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
 from a2a_anyio._http import (
@@ -158,7 +165,7 @@ class AgentPool:
         registry = self.registry
         if url not in registry.names() and url in registry:
             raise AgentRegistryError(f"{url!r} is a group of agents: fan out to it instead")
-        options = {**self._options, **registry.entry(url).client_options()}
+        options: ClientArguments = {**self._options, **registry.entry(url).client_options()}
         # The shared pool was made with the pool's TLS settings; other ones need their own.
         if options.get("verify", True) == self._verify:
             options["http_client"] = self.http_client

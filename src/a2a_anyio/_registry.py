@@ -13,12 +13,15 @@ import difflib
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient
+from a2a_anyio._client import A2AClient, ClientOptions
 from a2a_anyio._limits import read_file
 from a2a_anyio._registry_entry import AgentEntry, AgentRegistryError, header_fault, is_url
 from a2a_anyio._registry_file import Parser, parse_text
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CONFIG_ENV",
@@ -212,11 +215,11 @@ class AgentRegistry:
             return self.group(name)
         raise self._unknown(name, "agent or group", [*self.names(), *self.group_names()])
 
-    def client(self, name: str, **overrides: Any) -> A2AClient:
+    def client(self, name: str, **overrides: Unpack[ClientOptions]) -> A2AClient:
         """An ``A2AClient`` for agent ``name``: its url, ``Bearer`` token from ``token_env``,
         headers, cookies, protocol, timeout, ``RetryPolicy(attempts=retries)`` and verify,
-        ``endpoint`` when it has one or a ``path``; ``overrides`` (any ``A2AClient`` keyword)
-        win over the entry.
+        ``endpoint`` when it has one or a ``path``; ``overrides`` (``ClientOptions``: any
+        ``A2AClient`` keyword but ``url``) win over the entry.
 
         Raises:
             AgentRegistryError: no agent has that name, or a variable its entry reads is not set.

@@ -7,13 +7,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from a2a_anyio._client import A2AClient
+from a2a_anyio._client import A2AClient, ClientArguments, ClientOptions
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._http import check_url
 from a2a_anyio._retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: ``${VAR}``, ``${VAR:-default}`` and ``$$`` in urls, headers and cookies.
 VAR = re.compile(r"\$\$|\$\{([^}]*)\}")
@@ -120,10 +123,10 @@ class AgentEntry:
             )
         return f"Bearer {token}"
 
-    def client_options(self, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def client_options(self, env: Mapping[str, str] | None = None) -> ClientArguments:
         """The ``A2AClient`` keyword arguments of this entry, variables substituted."""
         env = os.environ if env is None else env
-        opts: dict[str, Any] = {
+        opts: ClientArguments = {
             "protocol": self.protocol,
             "bindings": ("rest", "jsonrpc") if self.binding == "rest" else ("jsonrpc", "rest"),
             "timeout": self.timeout_seconds,
@@ -136,9 +139,9 @@ class AgentEntry:
                 "verify",
             )
         if self.url is not None:
-            opts["url"] = self._url(self._expand(self.url, "url", env), "url")
+            opts["url"] = url = self._url(self._expand(self.url, "url", env), "url")
             if self.path is not None:
-                base = urlsplit(opts["url"])
+                base = urlsplit(url)
                 joined = base._replace(path=base.path.rstrip("/") + self.path)
                 opts["endpoint"] = self._url(urlunsplit(joined), "path")
         if self.endpoint is not None:
@@ -179,9 +182,12 @@ class AgentEntry:
                     found.append(env[name])
         return found
 
-    def client(self, env: Mapping[str, str] | None = None, **overrides: Any) -> A2AClient:
+    def client(
+        self, env: Mapping[str, str] | None = None, **overrides: Unpack[ClientOptions]
+    ) -> A2AClient:
         """An ``A2AClient`` configured from this entry; ``overrides`` win over the entry."""
-        return A2AClient(**{**self.client_options(env), **overrides})
+        options: ClientArguments = {**self.client_options(env), **overrides}
+        return A2AClient(**options)
 
 
 def header_fault(name: str, value: str) -> str | None:

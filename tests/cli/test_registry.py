@@ -24,6 +24,7 @@ from a2a_anyio import (
     AgentRegistry,
     AgentRegistryError,
     MethodNotFoundError,
+    RetryPolicy,
     Task,
     TaskState,
     fan_out,
@@ -92,7 +93,7 @@ def test_the_issue_example_in_yaml_and_toml(tmp_path: Path, name: str, text: str
 
     opts = sec.client_options(ENV)
     assert opts["auth"] == "Bearer sec-token"
-    assert opts["retry"].attempts == 3  # retries: 3 means 3 tries in all
+    assert opts["retry"] == RetryPolicy(attempts=3)  # retries: 3 means 3 tries in all
     assert opts["timeout"] == 30.0
     assert reg.entry("local").client_options(ENV)["headers"] == {"X-Api-Key": "local-key"}
 
@@ -217,6 +218,14 @@ def test_a_missing_variable_names_itself_the_file_the_entry_and_the_field(tmp_pa
             "agents: [{name: a, url: http://a.test, tokn_env: X}]",
             ["agents[0] (a)", "'tokn_env'", "did you mean 'token_env'"],
         ),
+        (  # an option of A2AClient that a file does not give
+            "agents: [{name: a, url: http://a.test, idle_timeout: 5}]",
+            ["agents[0] (a)", "'idle_timeout'", "unknown field", "allowed: name"],
+        ),
+        (
+            "defaults: {http_client: x}",
+            ["defaults", "'http_client'", "unknown field", "allowed: path"],
+        ),
         (
             "agents: [{name: a, url: http://a.test, timeout_seconds: soon}]",
             ["agents[0] (a)", "'timeout_seconds'", "positive number"],
@@ -334,7 +343,7 @@ def test_toml_errors_and_the_mapping_form(tmp_path: Path) -> None:
         )
     )
     assert reg.names() == ["alpha", "beta"]
-    assert reg.entry("beta").client_options({})["retry"].attempts == 1
+    assert reg.entry("beta").client_options({})["retry"] == RetryPolicy(attempts=1)
     with pytest.raises(AgentRegistryError, match="cannot read the registry"):
         AgentRegistry.from_file(tmp_path / "missing.yaml")
 
@@ -379,7 +388,7 @@ def test_the_seed_registry_file_loads_unchanged(tmp_path: Path) -> None:
         "Bearer tok",
         30.0,
     )
-    assert opts["retry"].attempts == 3  # retries: 3 is 3 tries in all, as its loop makes them
+    assert opts["retry"] == RetryPolicy(attempts=3)  # 3 tries in all, as its loop makes them
     with pytest.raises(TypeError, match="from the file"):
         AgentRegistry(path, groups={})
 

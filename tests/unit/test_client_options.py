@@ -1,4 +1,4 @@
-"""``ClientOptions``, ``AgentOptions`` and ``PoolOptions`` say exactly what ``A2AClient`` and
+"""``ClientOptions``, ``ClientArguments``, ``AgentOptions`` and ``PoolOptions`` say exactly what ``A2AClient`` and
 ``AgentPool`` take, so that every wrapper that passes options on is checked by type checkers
 (``tests/unit/typing_client_options.py`` holds the mistakes mypy must refuse)."""
 
@@ -8,7 +8,7 @@ import inspect
 from typing import Any
 
 from a2a_anyio import A2AClient, AgentPool, ClientOptions
-from a2a_anyio._client import AgentOptions, PoolOptions
+from a2a_anyio._client import AgentOptions, ClientArguments, PoolOptions
 
 
 def _keywords(func: Any, *skip: str) -> dict[str, str]:
@@ -29,6 +29,11 @@ def _written(typed_dict: Any) -> dict[str, str]:
 
 def test_client_options_are_the_clients_keyword_parameters() -> None:
     assert _written(ClientOptions) == _keywords(A2AClient.__init__)
+
+
+def test_client_arguments_are_the_options_and_the_url() -> None:
+    url = inspect.signature(A2AClient.__init__).parameters["url"]
+    assert _written(ClientArguments) == {**_written(ClientOptions), "url": str(url.annotation)}
 
 
 def test_pool_options_are_the_pools_own_and_an_agents() -> None:

@@ -4,7 +4,7 @@ check that no longer happens fails mypy."""
 
 from __future__ import annotations
 
-from a2a_anyio import AgentPool, SyncA2AClient, SyncAgentPool, send_text
+from a2a_anyio import AgentPool, AgentRegistry, SyncA2AClient, SyncAgentPool, send_text
 
 
 async def mistakes() -> None:
@@ -13,3 +13,10 @@ async def mistakes() -> None:
     AgentPool(retries=2)  # type: ignore[call-arg]
     SyncAgentPool(max_connections="many")  # type: ignore[arg-type]
     await send_text("http://agent.test", "hi", idle_timeout="5")  # type: ignore[arg-type]
+
+
+def registry_mistakes(registry: AgentRegistry) -> None:
+    registry.client("alpha", retries=2)  # type: ignore[call-arg]
+    registry.client("alpha", timeout="3")  # type: ignore[arg-type]
+    registry.entry("alpha").client(verify=1.5)  # type: ignore[arg-type]
+    registry.entry("alpha").client_options()["timeuot"]  # type: ignore[typeddict-item]

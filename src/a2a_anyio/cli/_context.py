@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from a2a_anyio._auth import Origin, origin_of
 from a2a_anyio._card import MAX_CARD_BYTES
-from a2a_anyio._client import A2AClient
+from a2a_anyio._client import A2AClient, ClientArguments
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._http import make_client
@@ -57,7 +57,7 @@ class Target:
 
     name: str
     ref: str
-    options: dict[str, Any]
+    options: ClientArguments
     card: dict[str, Any] | None = None
     entry: AgentEntry | None = None
 
@@ -92,7 +92,7 @@ class Debug:
                 text = re.sub(rf"(?<![0-9A-Za-z]){re.escape(secret)}(?![0-9A-Za-z])", "***", text)
         return text
 
-    def add_credentials(self, options: dict[str, Any]) -> None:
+    def add_credentials(self, options: ClientArguments) -> None:
         """Know the secrets of a client's options: ``auth``, ``headers`` and ``cookies``."""
         auth = options.get("auth")
         if isinstance(auth, str):
@@ -103,9 +103,9 @@ class Debug:
             self.secrets.add(str(value))
         self.secrets.update(str(v) for v in (options.get("cookies") or {}).values())
 
-    def options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def options(self, options: ClientArguments) -> dict[str, Any]:
         """``options`` fit to show: credential values replaced by ``***``."""
-        shown = {k: v for k, v in options.items() if k != "card"}
+        shown: dict[str, Any] = {k: v for k, v in options.items() if k != "card"}
         if "auth" in shown:
             shown["auth"] = "***"
         for key in ("headers", "cookies"):
@@ -333,20 +333,20 @@ class Context:
         except ValueError as exc:
             raise UsageError(f"-a: the card file {path} is not JSON: {exc}") from exc
         card = parse_card(data)
-        options: dict[str, Any] = {"card": data, "url": card.interfaces[0].url}
+        options: ClientArguments = {"card": data, "url": card.interfaces[0].url}
         return self._target(ref, options, card=data)
 
     def _target(
         self,
         name: str,
-        options: dict[str, Any],
+        options: ClientArguments,
         *,
         ref: str | None = None,
         card: dict[str, Any] | None = None,
         entry: AgentEntry | None = None,
     ) -> Target:
         a = self.args
-        opts = dict(options)
+        opts = options.copy()
         if a.bearer:
             bearer = a.bearer if a.bearer.lower().startswith("bearer ") else f"Bearer {a.bearer}"
             opts["auth"] = bearer
@@ -377,7 +377,7 @@ class Context:
 
     async def client(self, target: Target) -> A2AClient:
         """An open client for ``target``, closed when the command ends."""
-        opts = dict(target.options)
+        opts = target.options.copy()
         try:  # a bad option (a URL, a CA bundle) is the user's: nothing was sent yet
             if self.args.debug:
                 shown = self.debug.options(opts)
