@@ -15,6 +15,7 @@ import a2a_anyio
 SRC = Path(a2a_anyio.__file__).parent
 PACKAGE = "a2a_anyio"
 
+
 def _modules() -> dict[str, Path]:
     found = {}
     for path in SRC.rglob("*.py"):
