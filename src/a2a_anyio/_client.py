@@ -955,7 +955,8 @@ class A2AClient:
         metadata: Mapping[str, Any] | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
     ) -> Task:
-        """Ask the agent to cancel the task; returns the task as the agent then reports it.
+        """Ask the agent to cancel the task; returns the task as the agent then reports it
+        (an agent that answers with nothing is asked for the task, within the same deadline).
 
         Raises:
             TaskNotFoundError: the agent has no such task.
@@ -964,8 +965,12 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         meta = dict(metadata) if metadata else None
-        task: Task = await self._op(Op.CANCEL, Cancel(task_id, meta), timeout=timeout)
-        return task
+        with self._traced(Op.CANCEL.value) as span, self._deadline("cancel", timeout) as call:
+            # The two requests share the call's one deadline (no limit of their own).
+            task: Task | None = await self._op(Op.CANCEL, Cancel(task_id, meta), call, timeout=None)
+            if task is None:  # answered with nothing (some servers): the task as it is now
+                task = await self._op(Op.GET, TaskRef(task_id), call, timeout=None)
+            return span.returned(task, call.context)
 
     async def create_push_config(
         self,

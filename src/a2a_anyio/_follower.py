@@ -253,7 +253,7 @@ class StreamFollower:
         self._record(event, size)
         if self._over_size():
             return self._too_large()
-        return self._finish() if self.ends(event) else DELIVER
+        return self._finish() if self.ends(event) and self._over() else DELIVER
 
     def body_ended(self) -> Action:
         """The stream's body ended: END after a final state, else it is a cut."""
@@ -361,6 +361,15 @@ class StreamFollower:
                 **self.context,
             )
         )
+
+    def _over(self) -> bool:
+        """Whether the stream is over, its last event saying it ends: with the agent's
+        message when there is no task, else only in a final state. A message of a task's
+        stream (some servers stream every token so), or an end the task's state belies, is
+        one more event; the body's end then says whether the task was left unfinished (a
+        cut), so that a stream never stops silently short of a final state."""
+        task = self._reducer.task
+        return task is None or task.status.state.is_final
 
     def _finish(self) -> Action:
         self._final_seen = True

@@ -20,7 +20,8 @@ class TaskReducer:
 
     A Task event replaces the snapshot; a status event replaces the status; an artifact event
     creates, replaces or (``append``) extends the artifact with the same id. Events for another
-    task are ignored.
+    task are ignored. A Message is the answer (``message``) of a stream without a task; within
+    a task's stream it changes nothing.
 
     ``size`` adds up the sizes given to ``apply`` of the events the task is folded from (the
     latest snapshot and status, each artifact's chunks since it was last replaced): what the
@@ -75,8 +76,8 @@ class TaskReducer:
             self.size = size
             self._status_size = 0
             self._artifact_sizes = {}
-        elif isinstance(event, Message):
-            self.message = event
+        elif isinstance(event, Message) and self.task is None:
+            self.message = event  # the answer; a task's stream may carry messages too
         return self.task
 
     def _task_for(

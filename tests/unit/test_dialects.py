@@ -163,8 +163,8 @@ async def test_tenant_goes_into_params_and_paths() -> None:
     assert agent.calls[-1]["params"] == {"id": "t", "tenant": "acme"}
     req = codec_for("rest", "1.0", BASE, tenant="acme").encode(Op.GET, TaskRef("t/1"))
     assert (req.method, req.url) == ("GET", BASE + "/acme/tasks/t%2F1")
-    req = codec_for("rest", "0.3", BASE).encode(Op.CANCEL, Cancel("t"))
-    assert (req.url, req.body) == (BASE + "/v1/tasks/t:cancel", b"{}")
+    cancel = codec_for("rest", "0.3", BASE).encode(Op.CANCEL, Cancel("t"))
+    assert (cancel.url, cancel.body) == (BASE + "/v1/tasks/t:cancel", b"{}")
 
 
 def test_rest_errors_dispatch_on_the_reason_then_the_status() -> None:

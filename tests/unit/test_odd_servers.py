@@ -514,3 +514,171 @@ async def test_errors_name_the_endpoint_not_the_card(case: str) -> None:
         assert (err.method, err.request_id) == (
             ("SendMessage", 1) if case.startswith("send") else ("GetTask", 1)
         )
+
+
+# -- framework servers' habits -----------------------------------------------------------------
+
+
+def _rpc(req_id: Any, result: Any) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": req_id, "result": result})
+
+
+V1_TASK = {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
+
+
+async def test_a_v1_stream_whose_later_events_come_v03_shaped_folds_as_any_other() -> None:
+    # A v1.0 server's first event is v1.0; later ones come as v0.3 shapes them, with v1.0 enums.
+    def handle(request: httpx.Request) -> httpx.Response:
+        rid = rpc_id(request)
+        update = {"kind": "status-update", "taskId": "t-1", "contextId": "c-1"}
+        chunk = {
+            "kind": "artifact-update",
+            "taskId": "t-1",
+            "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "hi"}]},
+        }
+        return sse(
+            _rpc(rid, {"task": V1_TASK}),
+            _rpc(rid, {**update, "status": {"state": "TASK_STATE_WORKING"}, "final": False}),
+            _rpc(rid, chunk),
+            _rpc(rid, {**update, "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}),
+            _rpc(rid, {**update, "status": {"state": "TASK_STATE_COMPLETED"}}),  # not read
+        )
+
+    async with client_of(handle, protocol="1.0") as client, client.stream_message("x") as stream:
+        events = [event async for event in stream]
+    assert len(events) == 4  # the interrupted state ends it, as a v1.0 event would
+    assert stream.task is not None and stream.task.state is TaskState.INPUT_REQUIRED
+    assert stream.task.text == "hi"
+
+
+async def test_a_v1_send_answered_v03_shaped_is_read() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        task = {"kind": "task", "id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+        return httpx.Response(200, text=_rpc(rpc_id(request), task))
+
+    async with client_of(handle, protocol="1.0") as client:
+        task = await client.send_message("x")
+    assert isinstance(task, Task) and task.state is TaskState.COMPLETED
+
+
+async def test_messages_streamed_inside_a_tasks_stream_do_not_end_it() -> None:
+    # Every token a bare Message, between the task's status events, then its final status.
+    def handle(request: httpx.Request) -> httpx.Response:
+        rid = rpc_id(request)
+        tokens = [
+            {
+                "message": {
+                    "messageId": f"m{i}",
+                    "role": "ROLE_AGENT",
+                    "taskId": "t-1",
+                    "parts": [{"text": text}],
+                }
+            }
+            for i, text in enumerate(["to", "ken"])
+        ]
+        final = {"statusUpdate": {"taskId": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}}}
+        return sse(*(_rpc(rid, x) for x in [{"task": V1_TASK}, *tokens, final]))
+
+    async with client_of(handle, protocol="1.0") as client, client.stream_message("x") as stream:
+        events = [event async for event in stream]
+        result = await stream.result()
+    assert [type(e).__name__ for e in events] == [
+        "Task",
+        "Message",
+        "Message",
+        "TaskStatusUpdateEvent",
+    ]
+    assert stream.message is None
+    assert isinstance(result, Task) and result.state is TaskState.COMPLETED
+
+
+async def test_a_stream_that_says_it_ends_short_of_a_final_state_is_followed_up() -> None:
+    # A v0.3 server flags a working update as final and closes: not the end of the task.
+    calls: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        rid, method = rpc_id(request), json.loads(request.content)["method"]
+        calls.append(method)
+        update = {"kind": "status-update", "taskId": "t-1", "contextId": "c-1"}
+        if method == "message/stream":
+            task = {"kind": "task", "id": "t-1", "contextId": "c-1", "status": {"state": "working"}}
+            return sse(
+                v03_event(rid, task),
+                v03_event(rid, {**update, "status": {"state": "working"}, "final": True}),
+            )
+        done = {**update, "status": {"state": "completed"}, "final": True}
+        return sse(v03_event(rid, done))  # tasks/resubscribe
+
+    async with client_of(handle, protocol="0.3") as client:
+        result = await client.stream_message("x").result()
+    assert calls == ["message/stream", "tasks/resubscribe"]
+    assert isinstance(result, Task) and result.state is TaskState.COMPLETED
+
+
+async def test_a_stream_left_unfinished_without_a_way_to_follow_up_is_an_error() -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        rid = rpc_id(request)
+        task = {"kind": "task", "id": "t-1", "contextId": "c-1", "status": {"state": "working"}}
+        update = {"kind": "status-update", "taskId": "t-1", "status": {"state": "working"}}
+        return sse(v03_event(rid, task), v03_event(rid, {**update, "final": True}))
+
+    async with client_of(handle, protocol="0.3") as client:
+        stream = client.stream_message("x", resume=False)
+        with pytest.raises(A2AClientError, match="final state"):
+            await stream.result()
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+async def test_a_cancel_answered_with_nothing_reads_the_task(binding: str) -> None:
+    seen: list[str] = []
+    canceled = {"id": "t-1", "status": {"state": "TASK_STATE_CANCELED"}}
+    iface = {"url": RPC_URL, "protocolBinding": binding, "protocolVersion": "1.0"}
+    card = {"name": "a", "version": "1", "supportedInterfaces": [iface]}
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path.startswith("/.well-known/"):
+            return httpx.Response(200, json=card)
+        if binding == "HTTP+JSON":
+            seen.append(f"{request.method} {path}")
+            # The answer to the cancel has no body at all.
+            if path.endswith(":cancel"):
+                return httpx.Response(200)
+            return httpx.Response(200, json=canceled)
+        rid, method = rpc_id(request), json.loads(request.content)["method"]
+        seen.append(method)
+        return httpx.Response(200, text=_rpc(rid, None if method == "CancelTask" else canceled))
+
+    async with client_of(handle, endpoint=None, url=BASE) as client:
+        task = await client.cancel_task("t-1")
+    assert task.state is TaskState.CANCELED
+    assert seen in (["CancelTask", "GetTask"], ["POST /a2a/tasks/t-1:cancel", "GET /a2a/tasks/t-1"])
+
+
+@pytest.mark.parametrize(
+    ("given", "card_path"),
+    [
+        ("/.well-known/agent-7/agent-card.json", "/.well-known/agent-7/agent-card.json"),
+        ("/a2a/agent-7/.well-known/agent-card.json", "/a2a/agent-7/.well-known/agent-card.json"),
+        ("/a2a/agent-7", "/a2a/agent-7/.well-known/agent-card.json"),
+    ],
+)
+async def test_one_of_several_agents_on_a_host_by_its_own_card_path(
+    given: str, card_path: str
+) -> None:
+    seen: list[str] = []
+    iface = {"url": BASE + "/a2a/agent-7", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    card = {"name": "agent-7", "version": "1", "supportedInterfaces": [iface]}
+    done = {"id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}}
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}")
+        if request.method == "GET":
+            found = request.url.path == card_path
+            return httpx.Response(200, json=card) if found else httpx.Response(404)
+        return httpx.Response(200, text=_rpc(rpc_id(request), {"task": done}))
+
+    async with client_of(handle, endpoint=None, url=BASE + given) as client:
+        task = await client.send_message("x")
+    assert isinstance(task, Task) and task.state is TaskState.COMPLETED
+    assert seen == [f"GET {card_path}", "POST /a2a/agent-7"]

@@ -653,9 +653,9 @@ def test_rest_errors_by_reason_class_name_and_status() -> None:
     plain = _raises(codec, req, 404, b"Not Found")  # a wrong path, not a missing task
     assert type(plain) is A2AHTTPError and plain.status_code == 404
     old = codec_for("rest", "0.3", REST)
-    req = old.encode(Op.CANCEL, Cancel("t-1"))
+    cancel = old.encode(Op.CANCEL, Cancel("t-1"))
     for status, cls in ((409, TaskNotCancelableError), (422, InvalidParamsError), (501, UnsupportedOperationError)):  # fmt: skip
-        err = _raises(old, req, status, _answer({"message": "says the server"}))
+        err = _raises(old, cancel, status, _answer({"message": "says the server"}))
         assert type(err) is cls and err.message == "says the server"
 
 

@@ -152,7 +152,8 @@ def subscribe_payload(events: Payload) -> Payload:
 
 
 def cancel_payload(decode: Coder, encode: Coder) -> Payload:
-    """CANCEL: ``{"id", "metadata"}``, answered with the task."""
+    """CANCEL: ``{"id", "metadata"}``, answered with the task, or with nothing (None) by
+    some servers (the client then looks at the task)."""
 
     def write(args: Cancel) -> JSONDict:
         params: JSONDict = {"id": args.task_id}
@@ -164,7 +165,16 @@ def cancel_payload(decode: Coder, encode: Coder) -> Payload:
         d = v.obj(params, "params")
         return Cancel(v.required_id(d, "id", None, "params"), v.optional_dict(d, "metadata"))
 
-    return Payload(write, read, decode, encode)
+    return Payload(write, read, or_none(decode), encode)
+
+
+def or_none(decode: Coder) -> Coder:
+    """``decode``, reading a null as None."""
+
+    def read(value: Any) -> Any:
+        return None if value is None else decode(value)
+
+    return read
 
 
 def list_payload(

@@ -138,6 +138,10 @@ def decode_artifact_update(d: JSONDict) -> TaskArtifactUpdateEvent:
     )
 
 
+#: The ``kind`` of each object a result may be.
+KINDS = frozenset({"task", "message", "status-update", "artifact-update"})
+
+
 def decode_result(value: Any) -> StreamEvent:
     """A result told apart by ``kind``: task, message, status-update or artifact-update."""
     d = v.obj(value, "result")

@@ -12,6 +12,7 @@ from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.dialect import (
     Payload,
     list_payload,
+    or_none,
     same,
     subscribe_payload,
 )
@@ -196,7 +197,7 @@ V03_REST = v03.V03._replace(
         Op.STREAM: _EVENTS._replace(write=send_params, read=read_send_params),
         Op.GET: _JSONRPC[Op.GET]._replace(decode=SHAPES.decode_task, encode=SHAPES.encode_task),
         Op.CANCEL: _JSONRPC[Op.CANCEL]._replace(
-            decode=SHAPES.decode_task, encode=SHAPES.encode_task
+            decode=or_none(SHAPES.decode_task), encode=SHAPES.encode_task
         ),
         Op.SUBSCRIBE: subscribe_payload(_EVENTS),
         Op.LIST: list_payload(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from a2a_anyio._dialects import _values as v
+from a2a_anyio._dialects import v03
 from a2a_anyio._dialects._shapes import Shapes
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._dialects.dialect import (
@@ -38,6 +39,7 @@ from a2a_anyio._model import (
     Role,
     StreamEvent,
     Task,
+    TaskStatusUpdateEvent,
     TextPart,
 )
 
@@ -115,7 +117,18 @@ def decode_stream_response(value: Any) -> StreamEvent:
         return decode_task(x)
     if (x := d.get("message")) is not None:
         return decode_message(x)
+    if isinstance(kind := d.get("kind"), str) and kind in v03.KINDS:
+        return _v03_event(d)
     v.bad("stream event has none of task, message, statusUpdate, artifactUpdate")
+
+
+def _v03_event(d: JSONDict) -> StreamEvent:
+    """An event shaped as v0.3 shapes it (``kind``), which some v1.0 servers send among their
+    own: read by v0.3's decoders, and ending the stream where a v1.0 event would."""
+    event = v03.decode_result(d)
+    if isinstance(event, TaskStatusUpdateEvent) and event.status.state.is_final:
+        event.final = True  # v1.0 ends a stream on an interrupted state too
+    return event
 
 
 def decode_push_config(value: Any) -> PushNotificationConfig:
@@ -190,6 +203,8 @@ def decode_send_result(value: Any) -> Task | Message:
         return decode_task(x)
     if (x := d.get("message")) is not None:
         return decode_message(x)
+    if d.get("kind") in ("task", "message"):
+        return v03.decode_send_result(d)  # shaped as v0.3 shapes it (some v1.0 servers)
     v.bad("SendMessage result has neither task nor message")
 
 
