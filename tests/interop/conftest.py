@@ -82,8 +82,8 @@ def slow_server() -> Iterator[str]:
 
 # --------------------------------------------------------------------------------------------
 # Peers of the interop matrix (tests/interop/matrix.py): the a2a-sdk 0.3.x, fasta2a and
-# python-a2a servers in virtual environments of their own, the JS SDK server under Node, and our
-# legacy / v0.2 servers.
+# python-a2a servers in virtual environments of their own, the JS SDK and Mastra servers under
+# Node, and our legacy / v0.2 servers.
 # --------------------------------------------------------------------------------------------
 
 from . import matrix  # noqa: E402
@@ -160,26 +160,33 @@ def pya2a_server() -> Iterator[str]:
     yield from _python_peer(matrix.PYA2A_ENV)
 
 
-def _js(mode: str) -> Iterator[str]:
+def _node_peer(env: matrix.NodeEnv, *args: str) -> Iterator[str]:
     try:
-        cwd = matrix.js_modules()
+        cwd = matrix.node_modules(env)
         node = matrix.node()
     except matrix.ProvisionError as exc:
         pytest.fail(str(exc), pytrace=False)
-    cmd = [node, str(matrix.JS_SERVER), "--mode", mode, "--port", "0"]
-    yield from _serve(cmd, f"JS SDK server ({mode})", cwd)
+    cmd = [node, str(env.server), *args, "--port", "0"]
+    yield from _serve(cmd, f"{env.title} server {' '.join(args)}".rstrip(), cwd)
 
 
 @pytest.fixture(scope="session")
 def js_server() -> Iterator[str]:
     """Base URL of an @a2a-js/sdk server, strict v1.0 (``npm ci`` on first use, bounded)."""
-    yield from _js("strict")
+    yield from _node_peer(matrix.JS_ENV, "--mode", "strict")
 
 
 @pytest.fixture(scope="session")
 def js_compat_server() -> Iterator[str]:
     """Base URL of an @a2a-js/sdk server with ``legacyCompat`` on (v1.0 + v0.3)."""
-    yield from _js("compat")
+    yield from _node_peer(matrix.JS_ENV, "--mode", "compat")
+
+
+@pytest.fixture(scope="session")
+def mastra_server() -> Iterator[str]:
+    """Base URL of a Mastra server, its agent ``echo`` under ``/api`` (``npm ci`` on first
+    use, bounded)."""
+    yield from _node_peer(matrix.MASTRA_ENV)
 
 
 def _legacy(dialect: str) -> Iterator[str]:

@@ -2,10 +2,11 @@
 
 As a module (imported by ``conftest.py`` and ``test_matrix.py``) it defines the peers, what
 each serves, how the peers that live outside the project's environment are provisioned (the
-virtual environments of the a2a-sdk 0.3.x, fasta2a and python-a2a servers, the JS SDK's
-``node_modules``) and the results file the suite writes. As a script (standard library only)::
+virtual environments of the a2a-sdk 0.3.x, fasta2a and python-a2a servers, the ``node_modules``
+of the JS SDK and Mastra servers) and the results file the suite writes. As a script (standard
+library only)::
 
-    python tests/interop/matrix.py --prepare   # build .venv-interop/* and js/node_modules
+    python tests/interop/matrix.py --prepare   # build .venv-interop/*, js/ and mastra/node_modules
     python tests/interop/matrix.py --render    # .results.json -> docs/interop.md
 
 Each ``test_matrix.py`` run records the outcome of every cell it ran, per anyio backend, into
@@ -27,14 +28,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 INTEROP_DIR = Path(__file__).resolve().parent
 REPO_ROOT = INTEROP_DIR.parent.parent
-JS_DIR = INTEROP_DIR / "js"
-JS_SERVER = JS_DIR / "server.mjs"
 LEGACY_SERVERS = INTEROP_DIR / "legacy_servers.py"
 # The virtual environments of the Python peers (outside the project's, never committed).
 LOCK_DIR = REPO_ROOT / ".venv-interop"
@@ -75,15 +74,23 @@ class Peer:
     serves: dict[str, frozenset[str]]
     # binding -> the push-config operations served there (create / get / list / delete)
     push: dict[str, frozenset[str]] = field(default_factory=dict)
+    path: str = ""  # appended to the fixture's base URL: the URL the client is given
     cookies: dict[str, str] | None = None
-    message_replies: bool = True  # dialect L has none: a task carries the reply
+    # Where the answer to a message comes: a Message, else a task, the answer in its status
+    # message ("status": dialect L, fasta2a, python-a2a) or in its artifact ("artifact")
+    reply: Literal["message", "status", "artifact"] = "message"
     push_config_ids: bool = True  # dialect L has one push config per task and no ids
     continues_tasks: bool = True  # False: a message to a task starts a new one (same context)
     artifact_names: bool = True  # False: artifacts come back without their names
     data_parts: bool = True  # False: a message's data parts do not reach the agent
+    refuses_data: bool = False  # True: a message with a data part is answered with an error
+    failed_tasks: bool = True  # False: a failing task is answered with an error, not the task
     stream_chunks: bool = True  # False: a stream carries whole tasks, no artifact chunks
     provisioned: bool = False  # needs an environment built on first use (slow once)
     note: str = ""
+    # op -> why its cells fail today, a known gap of the client: they run as strict xfails
+    # (one turns red once the client is fixed, and its entry is to go)
+    known_gaps: dict[str, str] = field(default_factory=dict)
 
     def cells(self) -> Iterator[Cell]:
         for binding in BINDINGS:
@@ -112,6 +119,26 @@ NO_LIST = EVERYTHING - {"list"}
 LEGACY_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe", "push"})
 FASTA2A_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe"})
 PYA2A_OPS = frozenset({"send", "stream", "get", "cancel"})
+MASTRA_OPS = LEGACY_OPS
+MASTRA_CARD = "/api/.well-known/echo/agent-card.json"
+MASTRA_AGENT = "/api/a2a/echo"
+MASTRA = Peer(
+    id="mastra",
+    title="Mastra (@mastra/server)",
+    version="0.3",
+    fixture="mastra_server",
+    protocol="auto",
+    serves={"jsonrpc": MASTRA_OPS},
+    push={"jsonrpc": ALL_PUSH},
+    path=MASTRA_CARD,
+    reply="artifact",
+    artifact_names=False,
+    data_parts=False,
+    refuses_data=True,
+    failed_tasks=False,
+    provisioned=True,
+    note=f"client given the card URL {MASTRA_CARD}",
+)
 
 PEERS: tuple[Peer, ...] = (
     Peer(
@@ -192,7 +219,7 @@ PEERS: tuple[Peer, ...] = (
         fixture="fasta2a_server",
         protocol="auto",
         serves={"jsonrpc": FASTA2A_OPS},
-        message_replies=False,
+        reply="status",
         continues_tasks=False,
         provisioned=True,
         note="answers every send at once: the client follows the task up",
@@ -204,12 +231,23 @@ PEERS: tuple[Peer, ...] = (
         fixture="pya2a_server",
         protocol="auto",
         serves={"jsonrpc": PYA2A_OPS},
-        message_replies=False,
+        reply="status",
         artifact_names=False,
         data_parts=False,
         stream_chunks=False,
         provisioned=True,
         note="its card says v0.3 JSON-RPC",
+    ),
+    MASTRA,
+    replace(
+        MASTRA,
+        id="mastra-agent-url",
+        path=MASTRA_AGENT,
+        note=f"client given the agent's URL {MASTRA_AGENT}",
+        known_gaps=dict.fromkeys(
+            MASTRA_OPS,
+            "issue behaviour 5: the card at a per-agent path is not found from the agent's URL",
+        ),
     ),
     Peer(
         id="v02",
@@ -229,7 +267,7 @@ PEERS: tuple[Peer, ...] = (
         protocol="auto",
         serves={"jsonrpc": LEGACY_OPS},
         push={"jsonrpc": frozenset({"create", "get"})},
-        message_replies=False,
+        reply="status",
         push_config_ids=False,
     ),
     Peer(
@@ -241,7 +279,7 @@ PEERS: tuple[Peer, ...] = (
         serves={"jsonrpc": LEGACY_OPS},
         push={"jsonrpc": frozenset({"create", "get"})},
         cookies={"user": "alice"},
-        message_replies=False,
+        reply="status",
         push_config_ids=False,
         note="HTTP 401 without the cookie",
     ),
@@ -388,28 +426,57 @@ def node() -> str:
     """The ``node`` executable (the JS peers need Node.js >= 20 and npm)."""
     found = shutil.which("node")
     if found is None:
-        raise ProvisionError("the JS SDK peers need Node.js (>= 20) and npm on PATH")
+        raise ProvisionError("the JS peers need Node.js (>= 20) and npm on PATH")
     return found
 
 
-def js_modules(timeout: float = PROVISION_TIMEOUT) -> Path:
-    """``tests/interop/js`` with its ``node_modules`` installed from the lock file (bounded)."""
+@dataclass(frozen=True)
+class NodeEnv:
+    """A JS peer: ``tests/interop/<name>/server.mjs`` run by Node in ``<name>/``, whose
+    ``node_modules`` ``npm ci`` installs from the exact pins of ``<name>/package-lock.json``."""
+
+    name: str
+    title: str
+
+    @property
+    def dir(self) -> Path:
+        return INTEROP_DIR / self.name
+
+    @property
+    def server(self) -> Path:
+        return self.dir / "server.mjs"
+
+    def locked(self, package: str) -> str | None:
+        """The version ``package-lock.json`` pins ``package`` to."""
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            lock = json.loads((self.dir / "package-lock.json").read_text())
+            return str(lock["packages"][f"node_modules/{package}"]["version"])
+        return None
+
+
+JS_ENV = NodeEnv("js", "the JS SDK")
+MASTRA_ENV = NodeEnv("mastra", "Mastra")
+NODE_ENVS = (JS_ENV, MASTRA_ENV)
+
+
+def node_modules(env: NodeEnv, timeout: float = PROVISION_TIMEOUT) -> Path:
+    """``env``'s directory with its ``node_modules`` installed from the lock file (bounded)."""
     node()
     npm = shutil.which("npm")
     if npm is None:
-        raise ProvisionError("the JS SDK peers need npm on PATH")
-    marker = JS_DIR / "node_modules" / ".package-lock.json"
-    lock = JS_DIR / "package-lock.json"
-    with _locked(LOCK_DIR / "js.lock"):
+        raise ProvisionError("the JS peers need npm on PATH")
+    marker = env.dir / "node_modules" / ".package-lock.json"
+    lock = env.dir / "package-lock.json"
+    with _locked(LOCK_DIR / f"{env.name}.lock"):
         if marker.exists() and marker.stat().st_mtime >= lock.stat().st_mtime:
-            return JS_DIR
+            return env.dir
         _run(
             [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            JS_DIR,
-            f"installing the JS SDK into {JS_DIR / 'node_modules'}",
+            env.dir,
+            f"installing {env.title} into {env.dir / 'node_modules'}",
             timeout,
         )
-    return JS_DIR
+    return env.dir
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,9 +500,15 @@ def peer_versions() -> dict[str, str]:
         pinned = env.pinned(package)
         if pinned is not None:
             versions[name] = pinned
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        lock = json.loads((JS_DIR / "package-lock.json").read_text())
-        versions["@a2a-js/sdk"] = lock["packages"]["node_modules/@a2a-js/sdk"]["version"]
+    locks = {
+        "@a2a-js/sdk": (JS_ENV, "@a2a-js/sdk"),
+        "@mastra/core": (MASTRA_ENV, "@mastra/core"),
+        "@mastra/server": (MASTRA_ENV, "@mastra/server"),
+    }
+    for name, (node_env, package) in locks.items():
+        locked = node_env.locked(package)
+        if locked is not None:
+            versions[name] = locked
     return versions
 
 
@@ -547,7 +620,8 @@ def render(results: Results) -> str:
         "",
         "What each operation does: **send** a task with a data part (echo + data artifacts), a",
         "message answered by a Message (dialect L, fasta2a, python-a2a: by a task, the reply its",
-        "status message), input-required then a follow-up on the same task, a failing task;",
+        "status message; Mastra: its artifact), input-required then a follow-up on the same task,",
+        "a failing task;",
         "**stream** three artifact chunks folded into one (python-a2a: whole tasks);",
         "**get** a task and a missing one (TaskNotFound); **list** the tasks of a context;",
         "**cancel** a working task; **subscribe** to a working task and see it canceled;",
@@ -578,18 +652,40 @@ def render(results: Results) -> str:
         "re-attaching (its `tasks/resubscribe` reports a running task as completed half a second",
         "later), push configs, listing tasks, an extended card, `call()`.",
         "",
+        "Mastra serves A2A per agent under its `/api` prefix: the card at",
+        "`/api/.well-known/{agentId}/agent-card.json` (v0.3, one JSON-RPC interface,",
+        "`/api/a2a/{agentId}`), nothing at `/.well-known/agent-card.json` nor under the agent's",
+        "URL. Given the card's URL, as Mastra's documentation tells its users, the client speaks",
+        "v0.3 and every served cell passes; given the agent's URL it finds no card (a known gap",
+        "of the client, marked so). Every answer is a task, the text in an artifact",
+        "`response.txt` (never a Message, never a status message). A message with a data part is",
+        'refused with -32603 ("Data parts are not supported in core messages"); a failing run',
+        "is answered with -32603 carrying the error's message and stack (`A2AServerError`), the",
+        "task stored failed (`Handler failed: ...`; a stream ends with that failed status).",
+        "Input-required is a tool that suspends the run; the follow-up resumes it, same task.",
+        "Not served: `tasks/list` (-32601 in v0.3) and an extended card (-32007, the card says",
+        "none). `A2A-Version: 1.0` turns its payloads to v1.0 but not its method names: it",
+        "answers `SendMessage` with HTTP 400 and a body that is not JSON-RPC, so a client given",
+        "`endpoint=.../api/a2a/{agentId}` (which starts at v1.0) fails with `A2AHTTPError` unless",
+        'told `protocol="0.3"`. Its packages ask for Node.js >= 22.13; they run on 20.',
+        "",
         "Peers: `sdk_server.py` (a2a-sdk 1.x), `sdk03/server.py` (a2a-sdk 0.3.x),",
         "`fasta2a/server.py` (fasta2a) and `pya2a/server.py` (python-a2a), each Python peer in",
-        "a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under Node)",
-        "and `legacy_servers.py` (ours), all in `tests/interop/`.",
+        "a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under Node),",
+        "`mastra/server.mjs` (a Mastra agent, its model the `ai` package's mock, served by",
+        "@mastra/server through @mastra/hono) and `legacy_servers.py` (ours), all in",
+        "`tests/interop/`.",
     ]
     if failures:
         lines += ["", "## Failures", "", "| Cell | Backend | Error |", "| --- | --- | --- |"]
-        for key, backend, detail in failures:
-            text = " ".join(detail.split()).replace("|", "\\|")
+        backends: dict[tuple[str, str], list[str]] = {}
+        for key, backend, detail in failures:  # one row for the backends that failed alike
+            backends.setdefault((key, " ".join(detail.split())), []).append(backend)
+        for (key, detail), failed_on in backends.items():
+            text = detail.replace("|", "\\|")
             if len(text) > 200:
                 text = text[:199] + "…"
-            lines.append(f"| `{key}` | {backend} | {text} |")
+            lines.append(f"| `{key}` | {', '.join(failed_on)} | {text} |")
     return "\n".join(lines) + "\n"
 
 
@@ -597,7 +693,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--render", action="store_true", help="write docs/interop.md")
     parser.add_argument(
-        "--prepare", action="store_true", help="build the Python peers' venvs and the JS modules"
+        "--prepare",
+        action="store_true",
+        help="build the Python peers' venvs and the JS peers' modules",
     )
     parser.add_argument("--results", type=Path, default=RESULTS_PATH)
     parser.add_argument("--output", type=Path, default=DOC_PATH)
@@ -607,7 +705,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.prepare:
         for env in PYTHON_ENVS:
             print(f"{env.title} environment: {peer_python(env)}")
-        print(f"JS SDK: {js_modules() / 'node_modules'}")
+        for node_env in NODE_ENVS:
+            print(f"{node_env.title}: {node_modules(node_env) / 'node_modules'}")
     if args.render:
         if not args.results.exists():
             parser.error(f"{args.results} does not exist: run pytest tests/interop/test_matrix.py")
