@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -121,7 +121,6 @@ FASTA2A_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe"})
 PYA2A_OPS = frozenset({"send", "stream", "get", "cancel"})
 MASTRA_OPS = LEGACY_OPS
 MASTRA_CARD = "/api/.well-known/echo/agent-card.json"
-MASTRA_AGENT = "/api/a2a/echo"
 MASTRA = Peer(
     id="mastra",
     title="Mastra (@mastra/server)",
@@ -137,6 +136,8 @@ MASTRA = Peer(
     refuses_data=True,
     failed_tasks=False,
     provisioned=True,
+    # Mastra serves a card only at its agent's own path (not under the agent's URL): its
+    # docs have users give that URL, as the client is given here.
     note=f"client given the card URL {MASTRA_CARD}",
 )
 
@@ -239,16 +240,6 @@ PEERS: tuple[Peer, ...] = (
         note="its card says v0.3 JSON-RPC",
     ),
     MASTRA,
-    replace(
-        MASTRA,
-        id="mastra-agent-url",
-        path=MASTRA_AGENT,
-        note=f"client given the agent's URL {MASTRA_AGENT}",
-        known_gaps=dict.fromkeys(
-            MASTRA_OPS,
-            "issue behaviour 5: the card at a per-agent path is not found from the agent's URL",
-        ),
-    ),
     Peer(
         id="v02",
         title="our v0.2.5 agent (legacy_servers.py)",
