@@ -81,9 +81,9 @@ def slow_server() -> Iterator[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Peers of the interop matrix (tests/interop/matrix.py): the a2a-sdk 0.3.x, fasta2a and
-# python-a2a servers in virtual environments of their own, the JS SDK and Mastra servers under
-# Node, and our legacy / v0.2 servers.
+# Peers of the interop matrix (tests/interop/matrix.py): the a2a-sdk 0.3.x, fasta2a,
+# python-a2a and LangGraph servers in virtual environments of their own, the JS SDK and Mastra
+# servers under Node, and our legacy / v0.2 servers.
 # --------------------------------------------------------------------------------------------
 
 from . import matrix  # noqa: E402
@@ -137,6 +137,8 @@ def _serve(cmd: list[str], what: str, cwd: Path | None = None) -> Iterator[str]:
 def _python_peer(env: matrix.PythonEnv) -> Iterator[str]:
     try:
         python = matrix.peer_python(env)
+    except matrix.PythonTooOld as exc:
+        pytest.skip(str(exc))
     except matrix.ProvisionError as exc:
         pytest.fail(str(exc), pytrace=False)
     yield from _serve([str(python), str(env.server), "--port", "0"], f"{env.title} server")
@@ -158,6 +160,13 @@ def fasta2a_server() -> Iterator[str]:
 def pya2a_server() -> Iterator[str]:
     """Base URL of a python-a2a server (its venv is built on first use, bounded)."""
     yield from _python_peer(matrix.PYA2A_ENV)
+
+
+@pytest.fixture(scope="session")
+def langgraph_server() -> Iterator[str]:
+    """URL of the A2A endpoint of LangGraph's API server, in-memory runtime (its venv is built
+    on first use, bounded): ``http://127.0.0.1:<port>/a2a/<assistant id>``."""
+    yield from _python_peer(matrix.LANGGRAPH_ENV)
 
 
 def _node_peer(env: matrix.NodeEnv, *args: str) -> Iterator[str]:

@@ -79,18 +79,22 @@ class Peer:
     # Where the answer to a message comes: a Message, else a task, the answer in its status
     # message ("status": dialect L, fasta2a, python-a2a) or in its artifact ("artifact")
     reply: Literal["message", "status", "artifact"] = "message"
+    # True: an input prompt is the value of the task's "Interrupt" artifact's data (LangGraph)
+    prompt_in_artifact: bool = False
+    failure_text: str = "it failed"  # a failed task's status message
     push_config_ids: bool = True  # dialect L has one push config per task and no ids
     continues_tasks: bool = True  # False: a message to a task starts a new one (same context)
     artifact_names: bool = True  # False: artifacts come back without their names
-    data_parts: bool = True  # False: a message's data parts do not reach the agent
+    data_parts: bool = True  # False: a message's data parts do not come back from the agent
     refuses_data: bool = False  # True: a message with a data part is answered with an error
     failed_tasks: bool = True  # False: a failing task is answered with an error, not the task
-    stream_chunks: bool = True  # False: a stream carries whole tasks, no artifact chunks
+    # how a stream shows progress: "chunks" (artifact chunks), "tasks" (whole tasks, no
+    # chunks), "statuses" (working status updates carrying agent messages, then the answer)
+    stream: str = "chunks"
+    artifacts_on_get: bool = True  # False: a task got by id comes without its artifacts
+    returns_early: bool = True  # False: a send waits for the task's end, blocking or not
     provisioned: bool = False  # needs an environment built on first use (slow once)
     note: str = ""
-    # op -> why its cells fail today, a known gap of the client: they run as strict xfails
-    # (one turns red once the client is fixed, and its entry is to go)
-    known_gaps: dict[str, str] = field(default_factory=dict)
 
     def cells(self) -> Iterator[Cell]:
         for binding in BINDINGS:
@@ -119,6 +123,7 @@ NO_LIST = EVERYTHING - {"list"}
 LEGACY_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe", "push"})
 FASTA2A_OPS = frozenset({"send", "stream", "get", "cancel", "subscribe"})
 PYA2A_OPS = frozenset({"send", "stream", "get", "cancel"})
+LANGGRAPH_OPS = frozenset({"send", "stream", "get", "list", "cancel"})
 MASTRA_OPS = LEGACY_OPS
 MASTRA_CARD = "/api/.well-known/echo/agent-card.json"
 MASTRA = Peer(
@@ -235,11 +240,29 @@ PEERS: tuple[Peer, ...] = (
         reply="status",
         artifact_names=False,
         data_parts=False,
-        stream_chunks=False,
+        stream="tasks",
         provisioned=True,
         note="its card says v0.3 JSON-RPC",
     ),
     MASTRA,
+    Peer(
+        id="langgraph",
+        title="LangGraph API server (Python), in-memory runtime",
+        version="1.0",
+        fixture="langgraph_server",
+        protocol="auto",
+        serves={"jsonrpc": LANGGRAPH_OPS},
+        reply="artifact",
+        prompt_in_artifact=True,
+        failure_text="Error executing assistant: ValueError",
+        artifact_names=False,
+        data_parts=False,
+        stream="statuses",
+        artifacts_on_get=False,
+        returns_early=False,
+        provisioned=True,
+        note="its URL is /a2a/{assistant_id}",
+    ),
     Peer(
         id="v02",
         title="our v0.2.5 agent (legacy_servers.py)",
@@ -335,6 +358,7 @@ class PythonEnv:
     name: str
     title: str
     no_deps: bool = False
+    min_python: tuple[int, int] = (3, 10)  # its pins need at least this Python
 
     @property
     def requirements(self) -> Path:
@@ -360,7 +384,12 @@ class PythonEnv:
 SDK03_ENV = PythonEnv("sdk03", "a2a-sdk 0.3.x")
 FASTA2A_ENV = PythonEnv("fasta2a", "fasta2a")
 PYA2A_ENV = PythonEnv("pya2a", "python-a2a", no_deps=True)
-PYTHON_ENVS = (SDK03_ENV, FASTA2A_ENV, PYA2A_ENV)
+LANGGRAPH_ENV = PythonEnv("langgraph", "LangGraph API server", min_python=(3, 11))
+PYTHON_ENVS = (SDK03_ENV, FASTA2A_ENV, PYA2A_ENV, LANGGRAPH_ENV)
+
+
+class PythonTooOld(ProvisionError):
+    """This Python is older than a peer's pins allow: that peer cannot run here."""
 
 
 def _stamp(env: PythonEnv) -> str:
@@ -377,6 +406,9 @@ def peer_python(env: PythonEnv, timeout: float = PROVISION_TIMEOUT) -> Path:
     ``venv`` + pip); a stamp file (hash of the pins + Python version) decides whether an
     existing one is reused.
     """
+    if sys.version_info < env.min_python:
+        wanted = ".".join(map(str, env.min_python))
+        raise PythonTooOld(f"the {env.title} environment needs Python >= {wanted}")
     python = env.venv / "bin" / "python"
     stamp_file = env.venv / ".a2a-anyio-stamp"
     stamp = _stamp(env)
@@ -486,6 +518,7 @@ def peer_versions() -> dict[str, str]:
         "a2a-sdk (0.3.x)": (SDK03_ENV, "a2a-sdk"),
         "fasta2a": (FASTA2A_ENV, "fasta2a"),
         "python-a2a": (PYA2A_ENV, "python-a2a"),
+        "langgraph-api": (LANGGRAPH_ENV, "langgraph-api"),
     }
     for name, (env, package) in pins.items():
         pinned = env.pinned(package)
@@ -611,9 +644,10 @@ def render(results: Results) -> str:
         "",
         "What each operation does: **send** a task with a data part (echo + data artifacts), a",
         "message answered by a Message (dialect L, fasta2a, python-a2a: by a task, the reply its",
-        "status message; Mastra: its artifact), input-required then a follow-up on the same task,",
-        "a failing task;",
-        "**stream** three artifact chunks folded into one (python-a2a: whole tasks);",
+        "status message; Mastra, LangGraph: its artifact), input-required then a follow-up on",
+        "the same task, a failing task; **stream** three artifact chunks folded into one",
+        "(python-a2a: whole tasks; LangGraph: three agent messages in working status updates,",
+        "then the answer);",
         "**get** a task and a missing one (TaskNotFound); **list** the tasks of a context;",
         "**cancel** a working task; **subscribe** to a working task and see it canceled;",
         "**push config** create/get (and list/delete where served); **extended card** with its",
@@ -643,12 +677,34 @@ def render(results: Results) -> str:
         "re-attaching (its `tasks/resubscribe` reports a running task as completed half a second",
         "later), push configs, listing tasks, an extended card, `call()`.",
         "",
+        "LangGraph's API server (`langgraph-api`, in-memory runtime, as `langgraph dev` runs it)",
+        "serves each assistant at `/a2a/{assistant_id}`, its card below that; the graph here is",
+        "plain Python nodes. JSON-RPC only, its card one v1.0 interface; it also takes the v0.3",
+        "names of send, stream, get and cancel. Its objects mix the versions: v1.0 methods, enum",
+        'states (`TASK_STATE_COMPLETED`) and roles, `{"task": …}` around a sent task, and v0.3\'s',
+        '`kind` fields. A stream opens v1.0-shaped (`{"task": …}`, submitted) and goes on',
+        'v0.3-shaped (`"kind": "status-update"` with `TASK_STATE_WORKING`), which the v1.0',
+        "dialect reads with v0.3's decoders. A send waits for the run's end,",
+        "blocking or not (the cells start a slow task by a stream instead). The reply is always",
+        "a task, its one artifact `Assistant Response` (the last agent message; data parts",
+        "become graph input, the answer is text); input-required comes without a status message,",
+        'the prompt in an `Interrupt` artifact (`{"id": …, "value": "need more input"}`), and',
+        "the follow-up resumes the same task; a failed task says `Error executing assistant:",
+        "ValueError` (the exception's class, not its message). A task got by id has no",
+        "artifacts (the reply is in its history) and, completed, the status message `Task",
+        "completed successfully`. While working, a stream carries each agent message in a",
+        "working status update, then the answer as one artifact, then completed; a canceled",
+        "task's open stream ends `completed` with an empty artifact (get says canceled). Not",
+        "served: re-attaching (`SubscribeToTask` answers -32601), push configs (none on its",
+        "card), an extended card (`GetExtendedAgentCard` answers with the public card, which",
+        "announces none).",
+        "",
         "Mastra serves A2A per agent under its `/api` prefix: the card at",
         "`/api/.well-known/{agentId}/agent-card.json` (v0.3, one JSON-RPC interface,",
         "`/api/a2a/{agentId}`), nothing at `/.well-known/agent-card.json` nor under the agent's",
         "URL. Given the card's URL, as Mastra's documentation tells its users, the client speaks",
-        "v0.3 and every served cell passes; given the agent's URL it finds no card (a known gap",
-        "of the client, marked so). Every answer is a task, the text in an artifact",
+        "v0.3 and every served cell passes (given the agent's URL, there is no card to find).",
+        "Every answer is a task, the text in an artifact",
         "`response.txt` (never a Message, never a status message). A message with a data part is",
         'refused with -32603 ("Data parts are not supported in core messages"); a failing run',
         "is answered with -32603 carrying the error's message and stack (`A2AServerError`), the",
@@ -661,9 +717,10 @@ def render(results: Results) -> str:
         'told `protocol="0.3"`. Its packages ask for Node.js >= 22.13; they run on 20.',
         "",
         "Peers: `sdk_server.py` (a2a-sdk 1.x), `sdk03/server.py` (a2a-sdk 0.3.x),",
-        "`fasta2a/server.py` (fasta2a) and `pya2a/server.py` (python-a2a), each Python peer in",
-        "a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under Node),",
-        "`mastra/server.mjs` (a Mastra agent, its model the `ai` package's mock, served by",
+        "`fasta2a/server.py` (fasta2a), `pya2a/server.py` (python-a2a) and",
+        "`langgraph/server.py` (LangGraph's API server, Python 3.11 or newer), each Python peer",
+        "in a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under",
+        "Node), `mastra/server.mjs` (a Mastra agent, its model the `ai` package's mock, served by",
         "@mastra/server through @mastra/hono) and `legacy_servers.py` (ours), all in",
         "`tests/interop/`.",
     ]
@@ -695,7 +752,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("say --prepare and/or --render")
     if args.prepare:
         for env in PYTHON_ENVS:
-            print(f"{env.title} environment: {peer_python(env)}")
+            try:
+                print(f"{env.title} environment: {peer_python(env)}")
+            except PythonTooOld as exc:  # its cells are skipped on this Python
+                print(f"skipped: {exc}")
         for node_env in NODE_ENVS:
             print(f"{node_env.title}: {node_modules(node_env) / 'node_modules'}")
     if args.render:
