@@ -965,7 +965,8 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         meta = dict(metadata) if metadata else None
-        with self._traced(Op.CANCEL.value) as span, self._deadline("cancel", timeout) as call:
+        cancel = Op.CANCEL.value
+        with self._traced(cancel) as span, self._deadline(cancel, timeout) as call:
             # The two requests share the call's one deadline (no limit of their own).
             task: Task | None = await self._op(Op.CANCEL, Cancel(task_id, meta), call, timeout=None)
             if task is None:  # answered with nothing (some servers): the task as it is now
