@@ -13,6 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
@@ -57,19 +58,63 @@ def check_name(what: str, name: object) -> None:
         )
 
 
+#: The headers the wire needs as the client sets them (the framing, the media types it sends
+#: and reads, the codings it decodes, the protocol version it speaks): no ``headers=`` may
+#: name them, a client's or a call's.
+PROTOCOL_HEADERS = (
+    "Host", "Content-Length", "Transfer-Encoding", "Content-Type", "Accept", "Accept-Encoding",
+    "A2A-Version",
+)  # fmt: skip
+_PROTOCOL = frozenset(name.lower() for name in PROTOCOL_HEADERS)
+
+
+def check_headers(what: str, headers: object) -> None:
+    """Refuse (``TypeError`` unless a mapping; ``ValueError`` naming the header, never its
+    value) headers that cannot go into a request unchanged, or that would change how the
+    wire is read: names that are not tokens or are among ``PROTOCOL_HEADERS``, values with
+    CR, LF, NUL, another control character, or a character outside ASCII."""
+    if not isinstance(headers, Mapping):
+        raise TypeError(
+            f"{what} must be a mapping of header names to str values, not {type(headers).__name__}"
+        )
+    for name, value in headers.items():
+        check_name(what, name)
+        if name.lower() in _PROTOCOL:
+            raise ValueError(
+                f"{what} cannot set {name!r}: the client sets it for the protocol "
+                f"({', '.join(PROTOCOL_HEADERS)} are its own)"
+            )
+        check_value(f"{what}[{name!r}]", value, HEADER_VALUE)
+
+
+def merged(*layers: Mapping[str, str]) -> dict[str, str]:
+    """The headers of ``layers``, each layer's over those before it: names compare without
+    case, and the last spelling of a name is the one sent (never two lines for one name)."""
+    out: dict[str, str] = {}
+    spelt: dict[str, str] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            key = name.lower()
+            before = spelt.get(key)
+            if before is not None:
+                del out[before]
+            spelt[key] = name
+            out[name] = value
+    return out
+
+
 def check_options(
     auth: object, headers: Mapping[str, str] | None, cookies: Mapping[str, str] | None
 ) -> None:
     """Refuse (``ValueError`` naming the option, never its value) credentials that cannot
     go into a request unchanged: CR, LF, NUL or other control characters, non-ASCII header
-    values, names that are not tokens."""
+    values, names that are not tokens, headers the protocol sets (``check_headers``)."""
     if isinstance(auth, str):
         check_value("auth", auth, HEADER_VALUE)
     elif isinstance(auth, Auth):
         auth.check()
-    for name, value in (headers or {}).items():
-        check_name("headers", name)
-        check_value(f"headers[{name!r}]", value, HEADER_VALUE)
+    if headers is not None:
+        check_headers("headers", headers)
     for name, value in (cookies or {}).items():
         check_name("cookies", name)
         check_value(f"cookies[{name!r}]", value, COOKIE_VALUE)
@@ -127,9 +172,15 @@ class CallableAuth(Auth):
 AuthInput = str | Auth | MutualTLS | Callable[[], str | Awaitable[str]] | None
 
 
+_NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+
+
 class Credentials(NamedTuple):
     """What a client may attach to a request, and the origins it may attach it for.
 
+    ``headers`` are the client's (``headers=``, ``cookies=``, an ``auth=`` string);
+    ``auth`` a scheme that adds its own; ``call_headers`` those of one call (its
+    ``headers=`` over the context's, see ``A2AClient.request_headers``), set over both.
     ``policy`` says what happens to a request for another origin: ``"strip"`` sends it
     without credentials, ``"refuse"`` raises instead.
     """
@@ -138,16 +189,22 @@ class Credentials(NamedTuple):
     auth: Auth | None
     origins: frozenset[Origin]
     policy: str = "strip"
+    call_headers: Mapping[str, str] = _NO_HEADERS
 
     @property
     def present(self) -> bool:
-        return bool(self.headers) or self.auth is not None
+        return bool(self.headers) or self.auth is not None or bool(self.call_headers)
 
     def allows(self, url: str) -> bool:
         return origin_of(url) in self.origins
 
+    def for_call(self, *layers: Mapping[str, str]) -> Credentials:
+        """These credentials with the headers of one call, each layer over those before it
+        (checked already: ``check_headers``)."""
+        return self._replace(call_headers=merged(self.call_headers, *layers))
+
     def __repr__(self) -> str:
-        names = sorted(self.headers)
+        names = sorted({*self.headers, *self.call_headers})
         return f"<Credentials headers={names} auth={self.auth!r} origins={sorted(self.origins)}>"
 
 

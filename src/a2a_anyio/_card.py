@@ -115,9 +115,17 @@ class AgentCardFetcher:
         """Forget the cached card (the ETag goes too)."""
         self._cached = None
 
-    async def fetch(self, *, force: bool = False, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
+    async def fetch(
+        self,
+        *,
+        force: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        credentials: Credentials | None = None,
+    ) -> AgentCard:
         """The card, from the cache while it is fresh, else from the agent, within
-        ``timeout`` (by default the fetcher's; None: no limit).
+        ``timeout`` (by default the fetcher's; None: no limit), with ``credentials`` (by
+        default the fetcher's: those of the call that needs the card). The card is shared:
+        a fetch that waits for another's takes its card.
 
         Raises:
             A2ADiscoveryError: no card at the well-known paths, an answer that is not a card (or is too large), or
@@ -133,9 +141,11 @@ class AgentCardFetcher:
                 cached = self._cached  # another task may have refreshed it while we waited
                 if not force and cached is not None and anyio.current_time() < cached.expires:
                     return cached.card
-                return await self._refresh(cached, call.until)
+                return await self._refresh(cached, call.until, credentials or self._credentials)
 
-    async def _refresh(self, cached: _Cached | None, until: float) -> AgentCard:
+    async def _refresh(
+        self, cached: _Cached | None, until: float, credentials: Credentials | None
+    ) -> AgentCard:
         urls = [cached.url] if cached is not None else card_urls(self.base_url)
         failures: list[str] = []
         for url in urls:
@@ -143,7 +153,7 @@ class AgentCardFetcher:
             if cached is not None and cached.etag:
                 headers["If-None-Match"] = cached.etag
             resp = await self._retry.run(
-                functools.partial(self._get, url, headers),
+                functools.partial(self._get, url, headers, credentials),
                 operation="card",
                 idempotent=True,
                 until=until,
@@ -170,14 +180,16 @@ class AgentCardFetcher:
             "no agent card found (" + "; ".join(failures) + ")", not_found=True, **self._context
         )
 
-    async def _get(self, url: str, headers: dict[str, str]) -> RawResponse:
+    async def _get(
+        self, url: str, headers: dict[str, str], credentials: Credentials | None
+    ) -> RawResponse:
         self.requests += 1
         try:
             resp = await self._http.request(
                 "GET",
                 url,
                 headers=headers,
-                credentials=self._credentials,
+                credentials=credentials,
                 max_bytes=MAX_CARD_BYTES,
                 context=self._context,
             )

@@ -11,15 +11,24 @@ import inspect
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
 
 import anyio
 
-from a2a_anyio._auth import AuthInput, MutualTLS, credentials
+from a2a_anyio._auth import (
+    AuthInput,
+    Credentials,
+    MutualTLS,
+    check_headers,
+    credentials,
+    merged,
+)
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._card import AgentCardFetcher, card_urls
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, deadline, resolve_timeout
@@ -143,6 +152,24 @@ class PoolOptions(AgentOptions, total=False):
 EventCallback = Callable[[StreamEvent], Any]
 T = TypeVar("T")
 
+#: The headers of the ``request_headers`` blocks a task or thread is in, per client. Each
+#: task starts with a copy of its spawner's (asyncio and trio alike); a sync facade's calls
+#: take the calling thread's to the portal (``_sync_portal.Calls``).
+REQUEST_HEADERS: ContextVar[Mapping[A2AClient, Mapping[str, str]]] = ContextVar(
+    "a2a_anyio_request_headers", default=MappingProxyType({})
+)
+
+
+@contextmanager
+def _request_headers(client: A2AClient, headers: Mapping[str, str]) -> Iterator[None]:
+    scoped = REQUEST_HEADERS.get()
+    own = merged(scoped.get(client, {}), headers)
+    token = REQUEST_HEADERS.set(MappingProxyType({**scoped, client: own}))
+    try:
+        yield
+    finally:
+        REQUEST_HEADERS.reset(token)
+
 
 async def _notify(callback: Callable[[Any], Any], event: Any) -> None:
     outcome = callback(event)
@@ -242,9 +269,11 @@ def prepare_send(
 
 def check_send(message: MessageInput, options: Mapping[str, Any]) -> None:
     """Raise what ``prepare_send`` raises for ``message`` and the options of ``options`` it
-    takes (the others, a timeout say, are left alone): a call that sends to many agents
-    raises the caller's mistakes once, before sending."""
+    takes, and its ``headers`` (the others, a timeout say, are left alone): a call that
+    sends to many agents raises the caller's mistakes once, before sending."""
     prepare_send(message, **{k: v for k, v in options.items() if k in _PREPARED})
+    if options.get("headers") is not None:
+        check_headers("headers", options["headers"])
 
 
 _PREPARED = frozenset(inspect.signature(prepare_send).parameters) - {"message"}
@@ -272,7 +301,12 @@ class A2AClient:
     names to the user's types for extension payloads (see ``register_type``).
 
     Every unary operation takes ``timeout=``: its deadline, replacing the client's for that
-    call (None: no limit); a stream's is ``total_timeout``.
+    call (None: no limit); a stream's is ``total_timeout``. Every operation takes
+    ``headers=``: headers for that call's requests (a stream's re-attaches and polls too),
+    set over the client's own (``headers``, ``cookies``, ``auth`` and what its scheme adds)
+    and bound to the same origins; ``request_headers`` sets them for every call begun in a
+    block. Both refuse, with ``ValueError``, a header a request cannot carry and those the
+    protocol sets (``Content-Type``, ``Accept``, ``A2A-Version``...).
 
     Every operation raises an ``A2AClientError`` when it fails: ``A2AConnectionError`` (the
     connection), ``A2ATimeoutError`` (a time limit), ``A2AHTTPError`` and ``A2AAuthError`` (an
@@ -352,9 +386,7 @@ class A2AClient:
         if verify is False:
             warn_unverified(self.url or self.endpoint or "")
         self._types = PayloadTypes(types)
-        self._exchange = Exchange(
-            HttpWire(self._http), self._credentials, self._card_schemes, self._types
-        )
+        self._exchange = Exchange(HttpWire(self._http), self._card_schemes, self._types)
         self._fetcher = AgentCardFetcher(
             self._http,
             self.url or self.endpoint or "",
@@ -413,10 +445,15 @@ class A2AClient:
     # -- discovery ------------------------------------------------------------------------
 
     async def get_card(
-        self, *, refresh: bool = False, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        *,
+        refresh: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> AgentCard:
         """The agent's public card (cached for ``card_ttl`` seconds, single-flight), fetched
-        within ``timeout`` (by default the client's; None: no limit).
+        within ``timeout`` (by default the client's; None: no limit), ``headers`` going with
+        the request when one is made.
 
         Raises:
             A2ADiscoveryError: no card at the URL, an answer that is not a card, or a signed card the
@@ -425,18 +462,21 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         self._check_open()
+        creds = self._credentials_for(headers)
         if self.url is None:
             if self._card is None:
                 raise ValueError("this client was made with endpoint= and no url: it has no card")
             return self._card
-        return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout))
+        return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout), creds)
 
-    async def _fetch_card(self, refresh: bool, limit: float | None) -> AgentCard:
-        card = await self._fetcher.fetch(force=refresh, timeout=limit)
+    async def _fetch_card(
+        self, refresh: bool, limit: float | None, credentials: Credentials
+    ) -> AgentCard:
+        card = await self._fetcher.fetch(force=refresh, timeout=limit, credentials=credentials)
         self._card = card
         return card
 
-    async def _card_for(self, call: CallInProgress | None) -> AgentCard:
+    async def _card_for(self, call: CallInProgress | None, credentials: Credentials) -> AgentCard:
         """The card, fetched if need be as a part of ``call``: within the time the call has
         left (a deadline of the fetch's own, so that a ``Retry-After`` past it ends it at
         once), with no limit in a call that has none; outside a call, within the client's
@@ -448,7 +488,7 @@ class A2AClient:
         else:
             left = call.until - anyio.current_time()
             limit = None if call.until == math.inf else max(0.0, round(left, 3))
-        return await self._fetch_card(False, limit)
+        return await self._fetch_card(False, limit, credentials)
 
     discover = get_card
 
@@ -466,21 +506,24 @@ class A2AClient:
 
         return caps()
 
-    async def _resolve(self, call: CallInProgress | None) -> WireCodec:
+    async def _resolve(self, call: CallInProgress | None, credentials: Credentials) -> WireCodec:
         """The codec of the interface in use (the card fetched, if need be, as a part of
-        ``call``; outside a call, within the client's timeout)."""
+        ``call``, with its ``credentials``; outside a call, within the client's timeout)."""
         found = self._wires.codec
         if found is None:
-            found = await self._wires.resolve(functools.partial(self._find_candidates, call))
+            find = functools.partial(self._find_candidates, call, credentials)
+            found = await self._wires.resolve(find)
         return found
 
-    async def _find_candidates(self, call: CallInProgress | None) -> list[WireCodec]:
+    async def _find_candidates(
+        self, call: CallInProgress | None, credentials: Credentials
+    ) -> list[WireCodec]:
         tenant, extensions = self.tenant, self.extensions
         if self.endpoint is not None:
             return endpoint_candidates(
                 self.endpoint, self.protocol, tenant=tenant, extensions=extensions
             )
-        card = await self._card_for(call)
+        card = await self._card_for(call, credentials)
         return card_candidates(
             card,
             self._fetcher.card_url,
@@ -492,7 +535,9 @@ class A2AClient:
             agent=self.url,
         )
 
-    async def get_extended_card(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
+    async def get_extended_card(
+        self, *, timeout: Timeout = CLIENT_TIMEOUT, headers: Mapping[str, str] | None = None
+    ) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent).
 
         Raises:
@@ -502,7 +547,8 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        card: AgentCard = await self._op(Op.EXTENDED_CARD, None, timeout=timeout)
+        creds = self._credentials_for(headers)
+        card: AgentCard = await self._op(Op.EXTENDED_CARD, None, creds, timeout=timeout)
         self._extended_card = card
         return card
 
@@ -537,27 +583,62 @@ class A2AClient:
         self,
         op: Op,
         args: OpArgs,
+        credentials: Credentials,
         within: CallInProgress | None = None,
         *,
         timeout: Timeout = CLIENT_TIMEOUT,
     ) -> Any:
         """Run operation ``op`` within its deadline (``_deadline``): encode it with the
-        codec in use, send it, decode the answer; after a "wrong dialect" answer, again with
-        the next candidate."""
+        codec in use, send it with ``credentials``, decode the answer; after a "wrong
+        dialect" answer, again with the next candidate."""
         with (
             self._traced(op.value, within) as span,
             self._deadline(op.value, timeout, within=within) as call,
         ):
             while True:
-                codec = await self._resolve(call)
+                codec = await self._resolve(call, credentials)
                 try:
                     result = await self._exchange.unary(
-                        codec, codec.encode(op, args), call, self.retry
+                        codec, codec.encode(op, args), call, self.retry, credentials
                     )
                     return span.returned(result, call.context)
                 except A2AClientError as exc:
                     if not self._wires.fall_back(codec, exc):
                         raise
+
+    def request_headers(self, headers: Mapping[str, str]) -> ContextManager[None]:
+        """``with client.request_headers({...}):`` adds ``headers`` to every request this
+        client makes for a call begun inside the block, as a ``headers=`` of each call would
+        (a call's own ``headers=`` go over them; an inner block's over an outer's).
+
+        The block is context-local: it applies to the task (or thread) that enters it and to
+        the tasks it starts inside it, on asyncio and trio alike, not to other tasks, nor to
+        calls begun after it. A stream keeps the headers of the call that opened it for its
+        re-attaches and polls, even when it is read after the block. A gateway serving many
+        users over one client sets each user's credentials so.
+
+        Raises:
+            ValueError: a header the request cannot carry (CR, LF, NUL, a character outside
+                ASCII, a name that is no HTTP token) or one the protocol sets itself
+                (``Content-Type``, ``Accept``, ``A2A-Version``...).
+            TypeError: ``headers`` is not a mapping.
+        """
+        check_headers("request_headers", headers)
+        return _request_headers(self, dict(headers))
+
+    def _credentials_for(self, headers: Mapping[str, str] | None) -> Credentials:
+        """The credentials of one call: the client's, with the headers of the
+        ``request_headers`` blocks it is begun in and its own ``headers`` over them.
+
+        Raises:
+            ValueError, TypeError: as ``check_headers``.
+        """
+        scoped = REQUEST_HEADERS.get().get(self)
+        if headers is not None:
+            check_headers("headers", headers)
+        if not scoped and not headers:
+            return self._credentials
+        return self._credentials.for_call(scoped or {}, headers or {})
 
     def _traced(self, operation: str, within: CallInProgress | None = None) -> ContextManager[Span]:
         """The span of an operation (none of its own for a part of another call)."""
@@ -597,6 +678,7 @@ class A2AClient:
         timeout: Timeout = CLIENT_TIMEOUT,
         result_type: None = None,
         on_event: Callable[[Any], Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any: ...
     @overload
     async def call(
@@ -608,6 +690,7 @@ class A2AClient:
         timeout: Timeout = CLIENT_TIMEOUT,
         result_type: type[T] | Callable[[Any], T],
         on_event: Callable[[Any], Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> T: ...
 
     async def call(
@@ -619,6 +702,7 @@ class A2AClient:
         timeout: Timeout = CLIENT_TIMEOUT,
         result_type: Decoder | None = None,
         on_event: Callable[[Any], Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its result.
 
@@ -646,11 +730,12 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         self._check_open()
+        creds = self._credentials_for(headers)
         with (
             self._traced(Op.CALL.value) as span,
             self._deadline(Op.CALL.value, timeout, method=method) as call,
         ):
-            await self._resolve(call)
+            await self._resolve(call, creds)
             codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
             if codec is None:
                 raise UnsupportedOperationError(
@@ -661,17 +746,19 @@ class A2AClient:
             args = Call(method, params, idempotent, stream=on_event is not None)
             request = codec.encode(Op.CALL, args)
             if on_event is None:
-                result = await self._exchange.unary(codec, request, call, self.retry)
+                result = await self._exchange.unary(codec, request, call, self.retry, creds)
             else:
                 notify = functools.partial(_notify, on_event)
                 result = await self._exchange.events(
-                    codec, request, call, self.retry, notify, self.idle_timeout,
+                    codec, request, call, self.retry, creds, notify, self.idle_timeout,
                     self._part_limit(call),
                 )  # fmt: skip
             typed = self._types.result(method, result, result_type, request.context)
             return span.returned(typed, call.context)
 
-    async def ping(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> float:
+    async def ping(
+        self, *, timeout: Timeout = CLIENT_TIMEOUT, headers: Mapping[str, str] | None = None
+    ) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts), within
         ``timeout`` (by default the client's; None: no limit).
 
@@ -680,13 +767,12 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         self._check_open()
+        creds = self._credentials_for(headers)
         url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
         assert url is not None
         start = time.perf_counter()
         with self._deadline("ping", timeout) as call:
-            await self._http.request(
-                "GET", url, credentials=self._credentials, context=call.context
-            )
+            await self._http.request("GET", url, credentials=creds, context=call.context)
         return (time.perf_counter() - start) * 1000.0
 
     # -- operations -----------------------------------------------------------------------
@@ -704,6 +790,7 @@ class A2AClient:
         push_config: PushNotificationConfig | None = None,
         on_event: EventCallback | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
@@ -735,13 +822,13 @@ class A2AClient:
             message, metadata, context_id, task_id, blocking, history_length,
             accepted_output_modes, push_config,
         )  # fmt: skip
-        if on_event is not None and blocking and await self._can_stream(None):
+        creds = self._credentials_for(headers)
+        if on_event is not None and blocking and await self._can_stream(None, creds):
             # Read as any stream is (the stream's own span), within the send's deadline.
             with self._deadline(Op.SEND.value, timeout) as call:
-                async with self.stream_message(
-                    msg, metadata=metadata, history_length=history_length,
-                    accepted_output_modes=accepted_output_modes, push_config=push_config,
-                ) as stream:  # fmt: skip
+                async with self._stream(
+                    Op.STREAM, Send(msg, config), None, None, None, creds
+                ) as stream:
                     try:
                         async for event in stream:
                             await _notify(on_event, event)
@@ -753,17 +840,18 @@ class A2AClient:
             self._deadline(Op.SEND.value, timeout) as call,
         ):
             # The send's request is the call's own: only the call's deadline bounds it.
-            result: Task | Message = await self._op(Op.SEND, Send(msg, config), call, timeout=None)
+            send = Send(msg, config)
+            result: Task | Message = await self._op(Op.SEND, send, creds, call, timeout=None)
             if on_event is not None:
                 await _notify(on_event, result)
             if blocking and isinstance(result, Task) and not result.status.state.is_final:
-                result = await self._follow(result, call, on_event)
+                result = await self._follow(result, call, on_event, creds)
             return span.returned(result, call.context)
 
-    async def _can_stream(self, call: CallInProgress | None) -> bool:
+    async def _can_stream(self, call: CallInProgress | None, credentials: Credentials) -> bool:
         if self.url is None and self._card is None:
             return True  # a bare endpoint declares nothing: try
-        return (await self._card_for(call)).capabilities.streaming
+        return (await self._card_for(call, credentials)).capabilities.streaming
 
     async def wait(
         self,
@@ -772,6 +860,7 @@ class A2AClient:
         timeout: float | None = None,
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
+        headers: Mapping[str, str] | None = None,
     ) -> Task:
         """Wait until the task is terminal or interrupted; return it.
 
@@ -787,13 +876,14 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
+        creds = self._credentials_for(headers)
         with (
             self._traced("wait") as span,
             self._deadline("wait", timeout) as call,
         ):
-            task: Task = await self._op(Op.GET, TaskRef(task_id), call)
+            task: Task = await self._op(Op.GET, TaskRef(task_id), creds, call)
             if not task.status.state.is_final:
-                task = await self._follow(task, call, None, poll_interval, max_interval)
+                task = await self._follow(task, call, None, creds, poll_interval, max_interval)
             return span.returned(task, call.context)
 
     async def _follow(
@@ -801,18 +891,20 @@ class A2AClient:
         task: Task,
         call: CallInProgress,
         on_event: EventCallback | None,
+        credentials: Credentials,
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
     ) -> Task:
-        """Follow ``task`` up to its final state within ``call``: the one mechanism of
-        streams cut short, started from a task (``MessageStream(follows=task)``)."""
-        codec = await self._resolve(call)
-        streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream(call)
+        """Follow ``task`` up to its final state within ``call``, with its ``credentials``:
+        the one mechanism of streams cut short, started from a task
+        (``MessageStream(follows=task)``)."""
+        codec = await self._resolve(call, credentials)
+        streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream(call, credentials)
         call.task = task
         call.goes_to({"agent": codec.url, "operation": call.context.get("operation")})
 
         source = _ClientStream(  # it opens no stream: it re-attaches to the task, or polls it
-            self, Op.SUBSCRIBE, None, reattaches=streams, polls=True, within=call,
+            self, Op.SUBSCRIBE, None, credentials, reattaches=streams, polls=True, within=call,
             agent=codec.url, method=call.context.get("operation") or Op.SEND.value,
         )  # fmt: skip
         limits = StreamLimits(
@@ -848,12 +940,15 @@ class A2AClient:
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
         resume: bool | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> MessageStream:
         """Send a message and stream the task's events (``async with ... as stream``).
 
         ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
         whole stream, resumes and polls included, as ``timeout`` bounds a unary call (None,
         the default: no limit; the client's ``timeout`` does not apply to streams).
+        ``headers`` (with those of the ``request_headers`` blocks this is called in) go with
+        every request of the stream: its re-attaches and polls too.
 
         Raises:
             ValueError: a message that cannot be made into a ``Message``, as ``send_message``.
@@ -867,7 +962,9 @@ class A2AClient:
             accepted_output_modes, push_config,
         )  # fmt: skip
 
-        return self._stream(Op.STREAM, Send(msg, config), idle_timeout, total_timeout, resume)
+        creds = self._credentials_for(headers)
+        send = Send(msg, config)
+        return self._stream(Op.STREAM, send, idle_timeout, total_timeout, resume, creds)
 
     def subscribe(
         self,
@@ -876,8 +973,10 @@ class A2AClient:
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
         resume: bool | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> MessageStream:
-        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe).
+        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe);
+        the options are ``stream_message``'s.
 
         Raises:
             RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
@@ -885,8 +984,9 @@ class A2AClient:
                 agent that cannot re-attach to a task that is already final.
         """
         self._check_open()
-
-        return self._stream(Op.SUBSCRIBE, TaskRef(task_id), idle_timeout, total_timeout, resume)
+        creds = self._credentials_for(headers)
+        ref = TaskRef(task_id)
+        return self._stream(Op.SUBSCRIBE, ref, idle_timeout, total_timeout, resume, creds)
 
     def _stream(
         self,
@@ -895,10 +995,11 @@ class A2AClient:
         idle_timeout: float | None,
         total_timeout: float | None,
         resume: bool | None,
+        credentials: Credentials,
     ) -> MessageStream:
         resume = self.resume if resume is None else resume
         source = _ClientStream(
-            self, op, args, reattaches=resume, polls=resume,
+            self, op, args, credentials, reattaches=resume, polls=resume,
             agent=self.url or self.endpoint, method=op.value,
         )  # fmt: skip
         limits = StreamLimits(
@@ -911,7 +1012,12 @@ class A2AClient:
         return MessageStream(source, limits, observer=self._observer, traced=True)
 
     async def get_task(
-        self, task_id: str, *, history_length: int | None = None, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        *,
+        history_length: int | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> Task:
         """The task's current state.
 
@@ -920,7 +1026,9 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        task: Task = await self._op(Op.GET, TaskRef(task_id, history_length), timeout=timeout)
+        creds = self._credentials_for(headers)
+        ref = TaskRef(task_id, history_length)
+        task: Task = await self._op(Op.GET, ref, creds, timeout=timeout)
         return task
 
     async def list_tasks(
@@ -933,6 +1041,7 @@ class A2AClient:
         history_length: int | None = None,
         include_artifacts: bool = False,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> TaskPage:
         """One page of tasks, most recently updated first. v1.0 agents list tasks; v0.3
         agents are asked with ``tasks/list`` or ``GET /v1/tasks`` (the spec's draft after
@@ -945,7 +1054,8 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         args = ListTasks(context_id, limit, cursor, status, history_length, include_artifacts)
-        page: TaskPage = await self._op(Op.LIST, args, timeout=timeout)
+        creds = self._credentials_for(headers)
+        page: TaskPage = await self._op(Op.LIST, args, creds, timeout=timeout)
         return page
 
     async def cancel_task(
@@ -954,6 +1064,7 @@ class A2AClient:
         *,
         metadata: Mapping[str, Any] | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> Task:
         """Ask the agent to cancel the task; returns the task as the agent then reports it
         (an agent that answers with nothing is asked for the task, within the same deadline).
@@ -965,12 +1076,14 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         meta = dict(metadata) if metadata else None
+        creds = self._credentials_for(headers)
         cancel = Op.CANCEL.value
         with self._traced(cancel) as span, self._deadline(cancel, timeout) as call:
             # The two requests share the call's one deadline (no limit of their own).
-            task: Task | None = await self._op(Op.CANCEL, Cancel(task_id, meta), call, timeout=None)
+            args = Cancel(task_id, meta)
+            task: Task | None = await self._op(Op.CANCEL, args, creds, call, timeout=None)
             if task is None:  # answered with nothing (some servers): the task as it is now
-                task = await self._op(Op.GET, TaskRef(task_id), call, timeout=None)
+                task = await self._op(Op.GET, TaskRef(task_id), creds, call, timeout=None)
             return span.returned(task, call.context)
 
     async def create_push_config(
@@ -983,6 +1096,7 @@ class A2AClient:
         auth_scheme: str | None = None,
         auth_credentials: str | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> PushNotificationConfig:
         """Ask the agent to post the task's updates to ``url``.
 
@@ -1001,13 +1115,19 @@ class A2AClient:
             auth_scheme=auth_scheme,
             auth_credentials=auth_credentials,
         )
+        creds = self._credentials_for(headers)
         created: PushNotificationConfig = await self._op(
-            Op.PUSH_CREATE, PushCreate(config), timeout=timeout
+            Op.PUSH_CREATE, PushCreate(config), creds, timeout=timeout
         )
         return created
 
     async def get_push_config(
-        self, task_id: str, config_id: str | None = None, *, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        config_id: str | None = None,
+        *,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> PushNotificationConfig:
         """One push config of the task.
 
@@ -1018,11 +1138,16 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         ref = PushRef(task_id, config_id)
-        config: PushNotificationConfig = await self._op(Op.PUSH_GET, ref, timeout=timeout)
+        creds = self._credentials_for(headers)
+        config: PushNotificationConfig = await self._op(Op.PUSH_GET, ref, creds, timeout=timeout)
         return config
 
     async def list_push_configs(
-        self, task_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        *,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> list[PushNotificationConfig]:
         """Every push config of the task.
 
@@ -1033,11 +1158,19 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         ref = PushRef(task_id)
-        configs: list[PushNotificationConfig] = await self._op(Op.PUSH_LIST, ref, timeout=timeout)
+        creds = self._credentials_for(headers)
+        configs: list[PushNotificationConfig] = await self._op(
+            Op.PUSH_LIST, ref, creds, timeout=timeout
+        )
         return configs
 
     async def delete_push_config(
-        self, task_id: str, config_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        config_id: str,
+        *,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         """Remove one push config of the task.
 
@@ -1047,19 +1180,22 @@ class A2AClient:
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
         """
-        await self._op(Op.PUSH_DELETE, PushRef(task_id, config_id), timeout=timeout)
+        ref = PushRef(task_id, config_id)
+        await self._op(Op.PUSH_DELETE, ref, self._credentials_for(headers), timeout=timeout)
 
 
 class _ClientStream(StreamSource):
     """A client's stream: ``op`` with ``args`` opens it; its task is re-attached to
     (SUBSCRIBE) and polled (GET) through the same client, a look within the call ``within``
-    when it is part of one (a send's follow-up, a wait), else within the client's timeout."""
+    when it is part of one (a send's follow-up, a wait), else within the client's timeout.
+    Every request of it goes with ``credentials``, those of the call that opened it."""
 
     def __init__(
         self,
         client: A2AClient,
         op: Op,
         args: OpArgs,
+        credentials: Credentials,
         *,
         reattaches: bool,
         polls: bool,
@@ -1071,6 +1207,7 @@ class _ClientStream(StreamSource):
         self._op = op
         self._args = args
         self._within = within
+        self._credentials = credentials
         self._encoded: tuple[WireCodec, WireRequest[Any]] | None = None
         self.agent = agent
         self.method = method
@@ -1082,23 +1219,25 @@ class _ClientStream(StreamSource):
     async def open(self, limits: StreamLimits) -> StreamWire:
         client = self._client
         client._check_open()
-        codec = await client._resolve(None)
+        codec = await client._resolve(None, self._credentials)
         encoded = self._encoded
         if encoded is None or encoded[0] is not codec:
             # Encoded once: a retry sends the same request (message id, JSON-RPC id).
             encoded = self._encoded = codec, codec.encode(self._op, self._args)
+        fall_back = functools.partial(client._wires.fall_back, codec)
         return client._exchange.stream(
-            codec, encoded[1], functools.partial(client._wires.fall_back, codec),
+            codec, encoded[1], self._credentials, fall_back,
             idle_timeout=limits.idle, open_timeout=limits.open,
         )  # fmt: skip
 
     async def reattach(self, task_id: str, limits: StreamLimits) -> StreamWire:
         again = _ClientStream(
-            self._client, Op.SUBSCRIBE, TaskRef(task_id), reattaches=False, polls=False,
-            agent=self.agent, method=Op.SUBSCRIBE.value,
+            self._client, Op.SUBSCRIBE, TaskRef(task_id), self._credentials,
+            reattaches=False, polls=False, agent=self.agent, method=Op.SUBSCRIBE.value,
         )  # fmt: skip
         return await again.open(limits)
 
     async def poll(self, task_id: str) -> Task:
-        task: Task = await self._client._op(Op.GET, TaskRef(task_id), self._within)
+        ref = TaskRef(task_id)
+        task: Task = await self._client._op(Op.GET, ref, self._credentials, self._within)
         return task

@@ -18,27 +18,31 @@ from a2a_anyio._transport import Transport
 
 
 class Exchange:
-    """How one client sends: its transport and credentials, and the types its answers'
-    data parts are decoded into. ``schemes()`` says what the agent's card asks for, to
-    complete an auth error."""
+    """How one client sends: its transport, and the types its answers' data parts are
+    decoded into. ``schemes()`` says what the agent's card asks for, to complete an auth
+    error. Each request goes with the ``credentials`` of its call (the client's, with the
+    call's own headers, see ``Credentials.for_call``)."""
 
     def __init__(
         self,
         transport: Transport,
-        credentials: Credentials,
         schemes: Callable[[], list[str]],
         types: PayloadTypes,
     ) -> None:
         self.transport = transport
-        self.credentials = credentials
         self._schemes = schemes
         self.types = types
 
     async def unary(
-        self, codec: WireCodec, request: WireRequest[Any], call: Call, retry: RetryPolicy
+        self,
+        codec: WireCodec,
+        request: WireRequest[Any],
+        call: Call,
+        retry: RetryPolicy,
+        credentials: Credentials,
     ) -> Any:
-        """Send ``request`` under ``retry`` and decode its answer; its alternative
-        form once, when the codec says the first was rejected for its form.
+        """Send ``request`` with ``credentials`` under ``retry`` and decode its answer; its
+        alternative form once, when the codec says the first was rejected for its form.
 
         Errors are built where they happen with the request's context; a 401/403 is raised
         again as a new error that also says what the card asks for.
@@ -46,7 +50,7 @@ class Exchange:
         call.goes_to(request.context)
 
         async def attempt() -> Any:
-            resp = await self.transport.unary(request, self.credentials, call.context)
+            resp = await self.transport.unary(request, credentials, call.context)
             value = codec.decode(request, resp.status, resp.headers, resp.content)
             if self.types:
                 self.types.parts(value, request.context)
@@ -86,14 +90,15 @@ class Exchange:
         self,
         codec: WireCodec,
         request: WireRequest[Any],
+        credentials: Credentials,
         fall_back: Callable[[A2AClientError], bool] | None = None,
         *,
         idle_timeout: float | None,
         open_timeout: float | None,
     ) -> StreamWire:
-        """``request`` as a stream to be opened, within those limits."""
+        """``request`` with ``credentials`` as a stream to be opened, within those limits."""
         conn = self.transport.stream(
-            request, self.credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
+            request, credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
         )
         return StreamWire(conn, codec, request, fall_back, self.types)
 
@@ -103,6 +108,7 @@ class Exchange:
         request: WireRequest[Any],
         call: Call,
         retry: RetryPolicy,
+        credentials: Credentials,
         on_event: Callable[[Any], Awaitable[None]],
         idle_timeout: float | None,
         open_timeout: float | None,
@@ -116,7 +122,9 @@ class Exchange:
         call.goes_to(request.context)
 
         async def attempt() -> tuple[StreamWire, Any]:
-            wire = self.stream(codec, request, idle_timeout=idle_timeout, open_timeout=open_timeout)
+            wire = self.stream(
+                codec, request, credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
+            )
             await wire.conn.open()
             try:
                 resp = wire.conn.error_response

@@ -17,7 +17,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 import anyio
 import httpx
 
-from a2a_anyio._auth import Auth, Credentials, MutualTLS, Origin, origin_of
+from a2a_anyio._auth import Auth, Credentials, MutualTLS, Origin, merged, origin_of
 from a2a_anyio._decoding import ACCEPT_ENCODING, BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -365,10 +365,11 @@ class HttpTransport:
             target = url
             if credentials is not None and credentials.present:
                 if credentials.allows(url):
-                    with_credentials = {**headers, **credentials.headers}
+                    with_credentials = merged(headers, credentials.headers)
                     if credentials.auth is not None:
                         target = await self._apply(credentials.auth, url, with_credentials, where)
-                    sent_headers = with_credentials
+                    # A call's own headers go over all the client's, its scheme's too.
+                    sent_headers = merged(with_credentials, credentials.call_headers)
                 elif credentials.policy == "refuse":
                     raise _refused(url, hop, where)
             request = self._build(method, target, content, sent_headers, timeout)
@@ -478,14 +479,14 @@ class HttpTransport:
         (``unary_timeout`` by default), but not its cookies (what ``build_request`` would add): httpx's jar is host-wide, and
         an injected client's jar may hold what any server put there."""
         client = self.client
-        merged = httpx.Headers(client.headers)
-        merged["Accept-Encoding"] = ACCEPT_ENCODING  # only what decoded_body decodes
-        merged.update(headers)
+        sent = httpx.Headers(client.headers)
+        sent["Accept-Encoding"] = ACCEPT_ENCODING  # only what decoded_body decodes
+        sent.update(headers)
         target = httpx.URL(url)
         if client.params:
             target = target.copy_merge_params(client.params)
         extensions = {"timeout": (timeout if timeout is not None else self.unary_timeout).as_dict()}
-        return httpx.Request(method, target, content=content, headers=merged, extensions=extensions)
+        return httpx.Request(method, target, content=content, headers=sent, extensions=extensions)
 
     def _add_cookies(
         self, request: httpx.Request, origin: Origin, sent_headers: Mapping[str, str]

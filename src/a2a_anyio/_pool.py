@@ -180,10 +180,11 @@ class AgentPool:
         timeout: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         context_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Send a user message (a text and/or a data part, a fresh message id) and return the
         result as a dict: the data part of the completed task's artifacts, else
-        ``{"text": ...}``.
+        ``{"text": ...}``. ``headers`` go with its requests, as ``send_message``'s.
 
         A task that is still running when the agent answers is followed up as
         ``send_message`` does; ``timeout`` bounds the whole call (None: no limit, each look at
@@ -199,7 +200,9 @@ class AgentPool:
         """
         client = self.client(url)
         message = Message.user(text, data=data, context_id=context_id)
-        result = await client.send_message(message, metadata=metadata, timeout=timeout)
+        result = await client.send_message(
+            message, metadata=metadata, timeout=timeout, headers=headers
+        )
         return _as_dict(result, url)
 
     async def fan_out(

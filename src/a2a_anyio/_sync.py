@@ -13,7 +13,7 @@ import functools
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -221,9 +221,16 @@ class SyncA2AClient(Facade):
 
     # -- discovery ------------------------------------------------------------------------
 
-    def get_card(self, *, refresh: bool = False, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
+    def get_card(
+        self,
+        *,
+        refresh: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+    ) -> AgentCard:
         """The agent's public card (cached for ``card_ttl`` seconds, single-flight), fetched
-        within ``timeout`` (by default the client's; None: no limit).
+        within ``timeout`` (by default the client's; None: no limit), ``headers`` going with
+        the request when one is made.
 
         Raises:
             A2ADiscoveryError: no card at the URL, or not a card.
@@ -231,16 +238,24 @@ class SyncA2AClient(Facade):
             RuntimeError: the client is closed.
         """
         get = self._client.get_card
-        return self._calls.run(functools.partial(get, refresh=refresh, timeout=timeout))
+        return self._calls.run(
+            functools.partial(get, refresh=refresh, timeout=timeout, headers=headers)
+        )
 
-    def discover(self, *, refresh: bool = False, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
+    def discover(
+        self,
+        *,
+        refresh: bool = False,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+    ) -> AgentCard:
         """The same as ``get_card()``.
 
         Raises:
             A2ADiscoveryError: as ``get_card``.
             RuntimeError: the client is closed.
         """
-        return self.get_card(refresh=refresh, timeout=timeout)
+        return self.get_card(refresh=refresh, timeout=timeout, headers=headers)
 
     @property
     def agent_card(self) -> AgentCard:
@@ -252,7 +267,9 @@ class SyncA2AClient(Facade):
         """``client.capabilities``: the card's capabilities (blocking)."""
         return self.get_card().capabilities
 
-    def get_extended_card(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> AgentCard:
+    def get_extended_card(
+        self, *, timeout: Timeout = CLIENT_TIMEOUT, headers: Mapping[str, str] | None = None
+    ) -> AgentCard:
         """The authenticated extended card (the credentials given to this client are sent).
 
         Raises:
@@ -261,7 +278,7 @@ class SyncA2AClient(Facade):
             RuntimeError: the client is closed.
         """
         get = self._client.get_extended_card
-        return self._calls.run(functools.partial(get, timeout=timeout))
+        return self._calls.run(functools.partial(get, timeout=timeout, headers=headers))
 
     # -- operations -----------------------------------------------------------------------
 
@@ -278,6 +295,7 @@ class SyncA2AClient(Facade):
         push_config: PushNotificationConfig | None = None,
         on_event: EventCallback | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
@@ -309,6 +327,7 @@ class SyncA2AClient(Facade):
                 push_config=push_config,
                 on_event=off_loop(on_event),
                 timeout=timeout,
+                headers=headers,
             )
         )
 
@@ -325,6 +344,7 @@ class SyncA2AClient(Facade):
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
         resume: bool | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> SyncMessageStream:
         """Send a message and stream the task's events (``with ... as stream: for ...``).
 
@@ -350,6 +370,7 @@ class SyncA2AClient(Facade):
                 idle_timeout=idle_timeout,
                 total_timeout=total_timeout,
                 resume=resume,
+                headers=headers,
             )
         )
 
@@ -360,6 +381,7 @@ class SyncA2AClient(Facade):
         idle_timeout: float | None = None,
         total_timeout: float | None = None,
         resume: bool | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> SyncMessageStream:
         """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe).
 
@@ -374,6 +396,7 @@ class SyncA2AClient(Facade):
                 idle_timeout=idle_timeout,
                 total_timeout=total_timeout,
                 resume=resume,
+                headers=headers,
             )
         )
 
@@ -387,7 +410,12 @@ class SyncA2AClient(Facade):
         return self._calls.run(made)
 
     def get_task(
-        self, task_id: str, *, history_length: int | None = None, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        *,
+        history_length: int | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> Task:
         """The task's current state.
 
@@ -398,7 +426,11 @@ class SyncA2AClient(Facade):
         """
         return self._calls.run(
             functools.partial(
-                self._client.get_task, task_id, history_length=history_length, timeout=timeout
+                self._client.get_task,
+                task_id,
+                history_length=history_length,
+                timeout=timeout,
+                headers=headers,
             )
         )
 
@@ -412,6 +444,7 @@ class SyncA2AClient(Facade):
         history_length: int | None = None,
         include_artifacts: bool = False,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> TaskPage:
         """One page of tasks, most recently updated first. v1.0 agents list tasks; v0.3
         agents are asked with ``tasks/list`` or ``GET /v1/tasks`` (the spec's draft after
@@ -433,6 +466,7 @@ class SyncA2AClient(Facade):
                 history_length=history_length,
                 include_artifacts=include_artifacts,
                 timeout=timeout,
+                headers=headers,
             )
         )
 
@@ -442,6 +476,7 @@ class SyncA2AClient(Facade):
         *,
         metadata: Mapping[str, Any] | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> Task:
         """Ask the agent to cancel the task; returns the task as the agent then reports it.
 
@@ -452,7 +487,13 @@ class SyncA2AClient(Facade):
             RuntimeError: the client is closed.
         """
         return self._calls.run(
-            functools.partial(self._client.cancel_task, task_id, metadata=metadata, timeout=timeout)
+            functools.partial(
+                self._client.cancel_task,
+                task_id,
+                metadata=metadata,
+                timeout=timeout,
+                headers=headers,
+            )
         )
 
     def wait(
@@ -462,6 +503,7 @@ class SyncA2AClient(Facade):
         timeout: float | None = None,
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
+        headers: Mapping[str, str] | None = None,
     ) -> Task:
         """Wait until the task is terminal or interrupted; return it (re-attached to when the
         agent streams, else polled at intervals growing by half from ``poll_interval`` up to
@@ -480,6 +522,7 @@ class SyncA2AClient(Facade):
                 timeout=timeout,
                 poll_interval=poll_interval,
                 max_interval=max_interval,
+                headers=headers,
             )
         )
 
@@ -493,6 +536,7 @@ class SyncA2AClient(Facade):
         auth_scheme: str | None = None,
         auth_credentials: str | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> PushNotificationConfig:
         """Ask the agent to post the task's updates to ``url``.
 
@@ -511,11 +555,17 @@ class SyncA2AClient(Facade):
                 auth_scheme=auth_scheme,
                 auth_credentials=auth_credentials,
                 timeout=timeout,
+                headers=headers,
             )
         )
 
     def get_push_config(
-        self, task_id: str, config_id: str | None = None, *, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        config_id: str | None = None,
+        *,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> PushNotificationConfig:
         """One push config of the task.
 
@@ -525,10 +575,16 @@ class SyncA2AClient(Facade):
             RuntimeError: the client is closed.
         """
         get = self._client.get_push_config
-        return self._calls.run(functools.partial(get, task_id, config_id, timeout=timeout))
+        return self._calls.run(
+            functools.partial(get, task_id, config_id, timeout=timeout, headers=headers)
+        )
 
     def list_push_configs(
-        self, task_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        *,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> list[PushNotificationConfig]:
         """Every push config of the task.
 
@@ -538,10 +594,17 @@ class SyncA2AClient(Facade):
             RuntimeError: the client is closed.
         """
         list_configs = self._client.list_push_configs
-        return self._calls.run(functools.partial(list_configs, task_id, timeout=timeout))
+        return self._calls.run(
+            functools.partial(list_configs, task_id, timeout=timeout, headers=headers)
+        )
 
     def delete_push_config(
-        self, task_id: str, config_id: str, *, timeout: Timeout = CLIENT_TIMEOUT
+        self,
+        task_id: str,
+        config_id: str,
+        *,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         """Remove one push config of the task.
 
@@ -551,7 +614,20 @@ class SyncA2AClient(Facade):
             RuntimeError: the client is closed.
         """
         delete = self._client.delete_push_config
-        self._calls.run(functools.partial(delete, task_id, config_id, timeout=timeout))
+        self._calls.run(
+            functools.partial(delete, task_id, config_id, timeout=timeout, headers=headers)
+        )
+
+    def request_headers(self, headers: Mapping[str, str]) -> AbstractContextManager[None]:
+        """``with client.request_headers({...}):`` adds ``headers`` to every request of the
+        calls this thread makes inside the block, as ``A2AClient.request_headers`` does for
+        a task: the block is this thread's, and each call takes it to the portal's loop.
+
+        Raises:
+            ValueError: a header the request cannot carry, or one the protocol sets itself.
+            TypeError: ``headers`` is not a mapping.
+        """
+        return self._client.request_headers(headers)
 
     def register_type(self, key: str, decoder: Decoder) -> None:
         """Decode the extension payloads of ``key`` with ``decoder`` from now on (a media type
@@ -573,6 +649,7 @@ class SyncA2AClient(Facade):
         timeout: Timeout = CLIENT_TIMEOUT,
         result_type: None = None,
         on_event: Callable[[Any], Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any: ...
     @overload
     def call(
@@ -584,6 +661,7 @@ class SyncA2AClient(Facade):
         timeout: Timeout = CLIENT_TIMEOUT,
         result_type: type[T] | Callable[[Any], T],
         on_event: Callable[[Any], Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> T: ...
 
     def call(
@@ -595,6 +673,7 @@ class SyncA2AClient(Facade):
         timeout: Timeout = CLIENT_TIMEOUT,
         result_type: Decoder | None = None,
         on_event: Callable[[Any], Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Call any JSON-RPC method (an extension's, for example) and return its result, as
         ``A2AClient.call``: within ``timeout``, as ``result_type`` (or the type registered
@@ -616,14 +695,19 @@ class SyncA2AClient(Facade):
                 timeout=timeout,
                 result_type=result_type,
                 on_event=off_loop(on_event),
+                headers=headers,
             )
         )
 
-    def ping(self, *, timeout: Timeout = CLIENT_TIMEOUT) -> float:
+    def ping(
+        self, *, timeout: Timeout = CLIENT_TIMEOUT, headers: Mapping[str, str] | None = None
+    ) -> float:
         """Round-trip time to the agent in milliseconds (any HTTP answer counts).
 
         Raises:
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
             RuntimeError: the client is closed.
         """
-        return self._calls.run(functools.partial(self._client.ping, timeout=timeout))
+        return self._calls.run(
+            functools.partial(self._client.ping, timeout=timeout, headers=headers)
+        )

@@ -94,6 +94,7 @@ class SyncAgentPool(Facade):
         timeout: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         context_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Send a user message (a text and/or a data part) and return the result as a dict:
         the data part of the completed task's artifacts, else ``{"text": ...}``.
@@ -114,6 +115,7 @@ class SyncAgentPool(Facade):
                 timeout=timeout,
                 metadata=metadata,
                 context_id=context_id,
+                headers=headers,
             )
         )
 

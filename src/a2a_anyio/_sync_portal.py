@@ -13,7 +13,7 @@ import anyio
 import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from a2a_anyio._client import EventCallback
+from a2a_anyio._client import REQUEST_HEADERS, A2AClient, EventCallback
 from a2a_anyio._model import (
     StreamEvent,
 )
@@ -81,7 +81,9 @@ class Calls:
     call still running. Interrupted while the portal is still starting it, the call is
     cancelled and waited for likewise if it has begun there, or else never begins.
 
-    With ``tracing``, the caller's current span is the parent of the spans of the call.
+    With ``tracing``, the caller's current span is the parent of the spans of the call. The
+    ``request_headers`` blocks the calling thread is in apply to the call (the portal's
+    task starts from the loop's context, not the caller's).
     """
 
     def __init__(self, portal: BlockingPortal, owner: str, tracing: Tracing = NO_TRACING) -> None:
@@ -100,7 +102,7 @@ class Calls:
         try:
             try:
                 future = self.portal.start_task_soon(
-                    self._guarded, func, call, self._tracing.capture()
+                    self._guarded, func, call, self._tracing.capture(), REQUEST_HEADERS.get()
                 )
             except RuntimeError:
                 if self.closed:  # closed (and the portal stopped) since the check above
@@ -123,8 +125,13 @@ class Calls:
             call.ended.wait()
 
     async def _guarded(
-        self, func: Callable[[], Awaitable[T]], call: _Call, tracing_context: object
+        self,
+        func: Callable[[], Awaitable[T]],
+        call: _Call,
+        tracing_context: object,
+        headers: Mapping[A2AClient, Mapping[str, str]],
     ) -> T:
+        REQUEST_HEADERS.set(headers)  # this task's own context: nothing to reset
         try:
             if self.closed:
                 raise RuntimeError(f"this {self.owner} is closed")

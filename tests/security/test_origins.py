@@ -122,3 +122,41 @@ async def test_trusted_origins_opt_in() -> None:
         async with client(url, trusted_origins=[elsewhere.url]) as c:
             await c.send_message("hello")
         assert {name for _, name in leaked(elsewhere)} == set(CREDENTIAL_HEADERS)
+
+
+CALL_HEADERS = {"X-User-Token": "u-s3cret"}
+
+
+def carried(requests: list[Any]) -> list[str | None]:
+    """The call's header in each request (recorded header dicts, or the agent's requests)."""
+    return [(r if isinstance(r, dict) else r.headers).get("x-user-token") for r in requests]
+
+
+async def test_a_calls_headers_stay_on_the_agents_origin() -> None:
+    """``headers=`` and ``request_headers`` are bound as the client's own: the card's other
+    origin and a redirect's get none of them."""
+    async with two_origins() as (url, elsewhere, seen):
+        async with A2AClient(url) as c:
+            await c.send_message("hello", headers=CALL_HEADERS)
+            with c.request_headers(CALL_HEADERS):
+                await c.send_message("again")
+        async with A2AClient(endpoint=url + "/rpc", protocol="1.0") as c:
+            await c.send_message("hello", headers=CALL_HEADERS)
+            with c.request_headers(CALL_HEADERS):
+                async with c.stream_message("stream too") as stream:
+                    await stream.result()
+                with pytest.raises(MethodNotFoundError):
+                    await c.call("ext/none", on_event=lambda _: None)
+        assert carried(seen["card"]) == ["u-s3cret"]  # the user's origin
+        assert carried(seen["rpc"]) == ["u-s3cret"] * 3
+        assert len(elsewhere.requests) == 5
+        assert carried(elsewhere.requests) == [None] * 5
+
+
+async def test_a_calls_headers_are_credentials_to_the_refuse_policy() -> None:
+    async with two_origins() as (url, elsewhere, _):
+        async with A2AClient(url, cross_origin="refuse") as c:
+            await c.send_message("no credentials: it may go there")
+            with pytest.raises(A2ADiscoveryError, match="another one"):
+                await c.send_message("hello", headers=CALL_HEADERS)
+        assert carried(elsewhere.requests) == [None]

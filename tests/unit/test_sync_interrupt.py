@@ -19,6 +19,7 @@ from anyio.abc import ByteReceiveStream, Process
 from anyio.from_thread import start_blocking_portal
 from anyio.streams.text import TextReceiveStream
 
+from a2a_anyio._client import REQUEST_HEADERS
 from a2a_anyio._observe import NO_TRACING
 from a2a_anyio._sync_portal import Calls, _Call
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, reply, status
@@ -115,6 +116,8 @@ def test_a_call_stopped_before_the_loop_begins_it_never_runs(backend: str) -> No
         call = _Call()
         assert portal.call(call.stop) is False  # not begun: the waiting thread goes on
         with pytest.raises(RuntimeError, match="call to the SyncA2AClient was interrupted"):
-            portal.call(calls._guarded, call_the_agent, call, NO_TRACING.capture())
+            portal.call(
+                calls._guarded, call_the_agent, call, NO_TRACING.capture(), REQUEST_HEADERS.get()
+            )
     assert ran == []
     assert call.ended.is_set()

@@ -79,9 +79,10 @@ def test_the_facade_passes_the_new_arguments_through() -> None:
 
     with SyncA2AClient("http://agent.test") as client:
         client.async_client.call = call  # type: ignore[method-assign]
-        assert (
-            client.call("ext/read", {"q": 1}, idempotent=True, timeout=2, result_type=str) == "ok"
+        answer = client.call(
+            "ext/read", {"q": 1}, idempotent=True, timeout=2, result_type=str, headers={"X-T": "t"}
         )
+        assert answer == "ok"
     assert seen == {
         "method": "ext/read",
         "params": {"q": 1},
@@ -89,4 +90,5 @@ def test_the_facade_passes_the_new_arguments_through() -> None:
         "timeout": 2,
         "result_type": str,
         "on_event": None,
+        "headers": {"X-T": "t"},
     }
