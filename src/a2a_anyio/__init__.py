@@ -8,6 +8,7 @@ from a2a_anyio import _model
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient, ClientOptions
+from a2a_anyio._conversation import Conversation, ConversationTurn, SyncConversation
 from a2a_anyio._deadline import CLIENT_TIMEOUT
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -19,6 +20,7 @@ from a2a_anyio._errors import (
     A2ARPCError,
     A2AServerError,
     A2ATimeoutError,
+    AuthRequiredError,
     ContentTypeNotSupportedError,
     ExtendedCardNotConfiguredError,
     ExtensionSupportRequiredError,
@@ -158,12 +160,15 @@ __all__ = [
     "ApiKey",
     "Artifact",
     "Auth",
+    "AuthRequiredError",
     "Basic",
     "Bearer",
     "CLIENT_TIMEOUT",
     "CardVerifier",
     "ClientOptions",
     "ContentTypeNotSupportedError",
+    "Conversation",
+    "ConversationTurn",
     "DataPart",
     "ExtendedCardNotConfiguredError",
     "ExtensionSupportRequiredError",
@@ -191,6 +196,7 @@ __all__ = [
     "StreamItem",
     "SyncA2AClient",
     "SyncAgentPool",
+    "SyncConversation",
     "SyncMessageStream",
     "Task",
     "TaskArtifactUpdateEvent",

@@ -86,6 +86,7 @@ from a2a_anyio._transport import HttpWire
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
+    from a2a_anyio._conversation import Conversation
     from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
 
@@ -847,6 +848,21 @@ class A2AClient:
             if blocking and isinstance(result, Task) and not result.status.state.is_final:
                 result = await self._follow(result, call, on_event, creds)
             return span.returned(result, call.context)
+
+    def conversation(
+        self, context_id: str | None = None, *, state: Mapping[str, Any] | None = None
+    ) -> Conversation:
+        """A conversation with the agent: turns in one context (``context_id``, else the one
+        the first answer names), each continuing the task the last one left open; or the
+        conversation ``state`` (from ``Conversation.state()``) was in. See ``Conversation``.
+
+        Raises:
+            ValueError: both given, or ``state`` is not a conversation's state.
+            TypeError: ``context_id`` is not a str.
+        """
+        from a2a_anyio._conversation import Conversation
+
+        return Conversation(self, context_id, state=state, coerce=coerce_message)
 
     async def _can_stream(self, call: CallInProgress | None, credentials: Credentials) -> bool:
         if self.url is None and self._card is None:

@@ -356,6 +356,29 @@ class TaskFailedError(A2AClientError):
         super().__init__(message or text.rstrip(": "), **kwargs)
 
 
+class AuthRequiredError(A2AClientError):
+    """A task of a conversation is ``auth-required``: the agent needs credentials before it
+    goes on. ``task`` is that task, ``text`` the agent's words (its status message),
+    ``schemes`` what its card asks for (as ``A2AAuthError.schemes``; empty when the card
+    says nothing). Fix the client's credentials and send again: the task goes on."""
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        task: Task,
+        schemes: Sequence[str] = (),
+        **kwargs: Any,
+    ) -> None:
+        self.task = task
+        self.text = task.status.message.text if task.status.message else ""
+        self.schemes = list(schemes)
+        said = f": {clipped(self.text, MAX_SHOWN)}" if self.text else ""
+        asks = f" (the agent asks for: {'; or '.join(self.schemes)})" if self.schemes else ""
+        text = f"task {clipped(task.id, 64)} needs authentication{said}{asks}"
+        super().__init__(message or text, **kwargs)
+
+
 def install_extra(extra: str) -> str:
     """How to install an optional extra, for the errors that need one: a2a-anyio is not on a
     package index, and a package of its name there would be someone else's."""

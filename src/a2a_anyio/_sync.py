@@ -38,6 +38,8 @@ from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from a2a_anyio._conversation import SyncConversation
+
 T = TypeVar("T")
 
 
@@ -399,6 +401,20 @@ class SyncA2AClient(Facade):
                 headers=headers,
             )
         )
+
+    def conversation(
+        self, context_id: str | None = None, *, state: Mapping[str, Any] | None = None
+    ) -> SyncConversation:
+        """As ``A2AClient.conversation``, its turns blocking (``SyncConversation``).
+
+        Raises:
+            ValueError: as ``A2AClient.conversation``.
+            TypeError: as ``A2AClient.conversation``.
+        """
+        from a2a_anyio._conversation import SyncConversation
+
+        made = self._client.conversation(context_id, state=state)
+        return SyncConversation(made, self._calls, self._wrap)
 
     def _wrap(self, make: Callable[[], MessageStream]) -> SyncMessageStream:
         async def made() -> SyncMessageStream:

@@ -8,21 +8,22 @@ either backend. In a runnable block, ``https://agent.example.com`` is the v1.0 a
 What every agent does, by the text it gets: ``slow...`` works until it is canceled; anything
 else streams a three-chunk ``report`` artifact and completes (``long...`` a chunk every 0.3 s). The skill ``image.resize``
 completes at once with ``resized``; ``invoice`` with an invoice data part (media type
-``application/vnd.acme.invoice+json``). The JSON-RPC agents also answer the extension methods
+``application/vnd.acme.invoice+json``); ``booking`` asks "which date?" (input-required),
+then completes with ``booked <first text> on <answer>``. The JSON-RPC agents also answer the extension methods
 ``cstp.queryDecisions`` (a decision log, as in ``examples/extension_client.py``) and
 ``cstp.watchDecisions``, which streams a decision's three steps.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, ExitStack, contextmanager
 from typing import Any
 
 import anyio
 from anyio.from_thread import start_blocking_portal
 
-from a2a_anyio import A2AClient, DataPart
+from a2a_anyio import A2AClient, DataPart, Message
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
 
 SPECS = (("1.0", "jsonrpc"), ("0.3", "rest"), ("legacy", "jsonrpc"))
@@ -54,6 +55,12 @@ async def _invoice(ctx: SkillContext) -> AsyncIterator[Emit]:
     yield artifact(parts=[part], name="invoice")
 
 
+async def _booking(ctx: SkillContext) -> AsyncGenerator[Emit, Message | None]:
+    answer = yield status("input-required", "which date?")
+    assert answer is not None
+    yield artifact(f"booked {ctx.text} on {answer.text}", name="booking")
+
+
 def _query_decisions(params: Any) -> Any:
     query = (params or {}).get("query", "")
     return {"decisions": [{"id": "d-1", "title": f"{query}: use PostgreSQL"}]}
@@ -70,7 +77,12 @@ def make_agent(dialect: str, binding: str) -> FakeAgent:
         dialect=dialect,  # type: ignore[arg-type]
         binding=binding,  # type: ignore[arg-type]
         name=f"Docs agent ({dialect})",
-        skills={"work": _work, "image.resize": _resize, "invoice": _invoice},
+        skills={
+            "work": _work,
+            "image.resize": _resize,
+            "invoice": _invoice,
+            "booking": _booking,
+        },
         default_skill="work",
     )
     agent.add_method("cstp.queryDecisions", _query_decisions)

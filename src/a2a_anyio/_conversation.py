@@ -1,0 +1,281 @@
+"""Conversations: the context and the open task of a dialogue with one agent, kept across
+turns (``client.conversation()``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from a2a_anyio._errors import A2AProtocolError, AuthRequiredError
+from a2a_anyio._model import Message, Task, TaskState
+from a2a_anyio._stream import MessageStream
+
+if TYPE_CHECKING:
+    from a2a_anyio._client import A2AClient, MessageInput
+    from a2a_anyio._sync import SyncMessageStream
+    from a2a_anyio._sync_portal import Calls
+
+#: What a conversation's state looks like, said by the error that refuses one.
+STATE_SHAPE = (
+    'a conversation state is a dict {"context_id": str or None, "task": a task dict or None, '
+    '"history": [{"sent": a message dict, "task" or "message": a dict}, ...]}, '
+    "as Conversation.state() returns it"
+)
+
+
+@dataclass(slots=True)
+class ConversationTurn:
+    """One turn: the message sent and what came back (a Task, the agent's Message, or None
+    while a stream has brought nothing yet)."""
+
+    sent: Message
+    received: Task | Message | None = None
+
+
+class Conversation:
+    """A dialogue with one agent: every turn goes in the same context, and a turn after an
+    interrupted (or unfinished) task continues that task.
+
+    Made by ``A2AClient.conversation()``. ``send`` and ``stream`` take the options and give
+    the results of ``A2AClient.send_message`` and ``stream_message``, ``context_id`` and
+    ``task_id`` aside: the conversation sets those. The first answer sets ``context_id``
+    when none was given. ``task`` is the open task (None when the last one finished),
+    ``history`` the turns, ``state()`` a plain dict to resume from
+    (``client.conversation(state=...)``).
+    """
+
+    def __init__(
+        self,
+        client: A2AClient,
+        context_id: str | None = None,
+        *,
+        state: Mapping[str, Any] | None = None,
+        coerce: Callable[[MessageInput], Message],
+    ) -> None:
+        if context_id is not None and not isinstance(context_id, str):
+            raise TypeError(f"context_id must be a str, not {type(context_id).__name__}")
+        self._client = client
+        self._coerce = coerce  # the client's: what it accepts as a message
+        self._context_id = context_id
+        self._task: Task | None = None
+        self._history: list[ConversationTurn] = []
+        self._stream: MessageStream | None = None  # the latest turn's, while it tells more
+        if state is not None:
+            if context_id is not None:
+                raise ValueError("give a conversation a context_id or a state, not both")
+            self._restore(state)
+
+    @property
+    def context_id(self) -> str | None:
+        """The context every turn goes in (None before the first answer, if none was given)."""
+        self._observe()
+        return self._context_id
+
+    @property
+    def task(self) -> Task | None:
+        """The open task: the latest one, unless it is terminal (then None)."""
+        self._observe()
+        return self._task
+
+    @property
+    def history(self) -> list[ConversationTurn]:
+        """The turns so far, oldest first (a copy)."""
+        self._observe()
+        return list(self._history)
+
+    @property
+    def auth_required(self) -> AuthRequiredError | None:
+        """What ``send`` raises when the open task is ``auth-required`` (for a ``stream``,
+        whose events show it as they are); None otherwise."""
+        task = self.task
+        if task is None or task.status.state is not TaskState.AUTH_REQUIRED:
+            return None
+        return AuthRequiredError(
+            task=task,
+            schemes=self._client._card_schemes(),
+            agent=self._client.url or self._client.endpoint,
+            operation="send",
+        )
+
+    async def send(self, message: MessageInput, **options: Any) -> Task | Message:
+        """Send the next turn (``A2AClient.send_message``'s options); its Task or Message.
+
+        Raises:
+            AuthRequiredError: the task is ``auth-required``; it stays the open task, so that
+                a turn after the credentials are fixed continues it.
+            TypeError: ``context_id`` or ``task_id`` given (the conversation sets them), or
+                what ``send_message`` raises.
+            A2AClientError: as ``A2AClient.send_message``; the conversation is then unchanged.
+        """
+        sent = self._next_turn(message, options)
+        result = await self._client.send_message(sent, **options)
+        self._record(ConversationTurn(sent, result))
+        failed = self.auth_required
+        if failed is not None:
+            raise failed
+        return result
+
+    def stream(self, message: MessageInput, **options: Any) -> MessageStream:
+        """Send the next turn as ``A2AClient.stream_message`` does (its options), and return
+        its stream; the conversation learns the task from the stream's events as they are
+        read. An ``auth-required`` end is one of those events (see ``auth_required``).
+
+        Raises:
+            TypeError: ``context_id`` or ``task_id`` given (the conversation sets them), or
+                what ``stream_message`` raises.
+        """
+        sent = self._next_turn(message, options)
+        stream = self._client.stream_message(sent, **options)
+        self._history.append(ConversationTurn(sent))
+        self._stream = stream
+        return stream
+
+    def state(self) -> dict[str, Any]:
+        """The conversation as a plain (JSON-ready) dict: ``client.conversation(state=...)``
+        resumes it, in this process or another."""
+        task = self.task
+        return {
+            "context_id": self._context_id,
+            "task": task.to_dict() if task is not None else None,
+            "history": [_turn_dict(turn) for turn in self._history],
+        }
+
+    def __repr__(self) -> str:
+        task = self.task
+        open_task = f" task={task.id!r} {task.status.state.value}" if task else ""
+        return f"<Conversation context={self._context_id!r}{open_task} turns={len(self._history)}>"
+
+    # -- what the turns tell ------------------------------------------------------------------
+
+    def _next_turn(self, message: MessageInput, options: Mapping[str, Any]) -> Message:
+        """The message of the next turn: in the context, to the open task if any."""
+        given = sorted({"context_id", "task_id"} & options.keys())
+        if given:
+            raise TypeError(f"a conversation sets {' and '.join(given)} itself: leave it out")
+        self._observe()
+        self._stream = None
+        sent = self._coerce(message)
+        task = self._task
+        return replace(
+            sent,
+            context_id=self._context_id or sent.context_id,
+            task_id=task.id if task is not None else sent.task_id,
+        )
+
+    def _observe(self) -> None:
+        """Take in what the latest turn's stream has shown so far."""
+        stream = self._stream
+        if stream is None:
+            return
+        shown = stream.message or stream.task
+        if shown is not None:
+            self._history[-1].received = shown
+            self._learn(shown)
+
+    def _record(self, turn: ConversationTurn) -> None:
+        self._history.append(turn)
+        if turn.received is not None:
+            self._learn(turn.received)
+
+    def _learn(self, result: Task | Message) -> None:
+        if result.context_id:
+            self._context_id = result.context_id
+        if isinstance(result, Task):
+            self._task = None if result.status.state.is_terminal else result
+
+    def _restore(self, state: Mapping[str, Any]) -> None:
+        try:
+            context_id, task, history = state["context_id"], state["task"], state["history"]
+            if context_id is not None and not isinstance(context_id, str):
+                raise TypeError
+            self._context_id = context_id
+            self._task = Task.from_dict(task) if task is not None else None
+            self._history = [_turn_from(turn) for turn in history]
+        except (KeyError, TypeError, AttributeError, A2AProtocolError):
+            raise ValueError(f"not a conversation state: {STATE_SHAPE}") from None
+
+
+class SyncConversation:
+    """A ``Conversation`` for blocking code (``SyncA2AClient.conversation()``): ``send`` and
+    ``stream`` block as ``SyncA2AClient.send_message`` and ``stream_message`` do; the rest
+    is the conversation's."""
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        calls: Calls,
+        wrap: Callable[[Callable[[], MessageStream]], SyncMessageStream],
+    ) -> None:
+        self._conversation = conversation
+        self._calls = calls
+        self._wrap = wrap
+
+    @property
+    def conversation(self) -> Conversation:
+        """The async conversation this one runs."""
+        return self._conversation
+
+    @property
+    def context_id(self) -> str | None:
+        """As ``Conversation.context_id``."""
+        return self._conversation.context_id
+
+    @property
+    def task(self) -> Task | None:
+        """As ``Conversation.task``."""
+        return self._conversation.task
+
+    @property
+    def history(self) -> list[ConversationTurn]:
+        """As ``Conversation.history``."""
+        return self._conversation.history
+
+    @property
+    def auth_required(self) -> AuthRequiredError | None:
+        """As ``Conversation.auth_required``."""
+        return self._conversation.auth_required
+
+    def send(self, message: MessageInput, **options: Any) -> Task | Message:
+        """As ``Conversation.send``, blocking.
+
+        Raises:
+            AuthRequiredError: as ``Conversation.send``.
+            A2AClientError: as ``SyncA2AClient.send_message``.
+            TypeError: as ``Conversation.send``.
+        """
+        return self._calls.run(functools.partial(self._conversation.send, message, **options))
+
+    def stream(self, message: MessageInput, **options: Any) -> SyncMessageStream:
+        """As ``Conversation.stream``, for a plain ``for``.
+
+        Raises:
+            TypeError: as ``Conversation.stream``.
+        """
+        return self._wrap(functools.partial(self._conversation.stream, message, **options))
+
+    def state(self) -> dict[str, Any]:
+        """As ``Conversation.state``."""
+        return self._conversation.state()
+
+    def __repr__(self) -> str:
+        return f"<Sync{repr(self._conversation).removeprefix('<')}"
+
+
+def _turn_dict(turn: ConversationTurn) -> dict[str, Any]:
+    out: dict[str, Any] = {"sent": turn.sent.to_dict()}
+    if isinstance(turn.received, Task):
+        out["task"] = turn.received.to_dict()
+    elif isinstance(turn.received, Message):
+        out["message"] = turn.received.to_dict()
+    return out
+
+
+def _turn_from(turn: Mapping[str, Any]) -> ConversationTurn:
+    received: Task | Message | None = None
+    if turn.get("task") is not None:
+        received = Task.from_dict(turn["task"])
+    elif turn.get("message") is not None:
+        received = Message.from_dict(turn["message"])
+    return ConversationTurn(Message.from_dict(turn["sent"]), received)
