@@ -34,6 +34,7 @@ from a2a_anyio import (
     A2AServerError,
     A2ATimeoutError,
     AgentRegistryError,
+    AuthRequiredError,
     InvalidParamsError,
     MethodNotFoundError,
     OAuth2ClientCredentials,
@@ -84,6 +85,7 @@ WHERE: ErrorContext = {
     "request_id": 7,
 }
 FAILED = Task("t-1", "c-1", TaskStatus(TaskState.FAILED))
+AUTH = Task("t-1", "c-1", TaskStatus(TaskState.AUTH_REQUIRED))
 V1_TASK = {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
 V1_STATUS = {"statusUpdate": {"taskId": "t-1", "status": {"state": "TASK_STATE_WORKING"}}}
 
@@ -120,6 +122,7 @@ SAMPLES: dict[type[A2AClientError], Callable[[], A2AClientError]] = {
     ),
     A2AServerError: lambda: A2AServerError("kaput", code=-32042, data="why", **WHERE),
     TaskFailedError: lambda: TaskFailedError(task=FAILED, **WHERE),
+    AuthRequiredError: lambda: AuthRequiredError(task=AUTH, schemes=["bearer"], **WHERE),
     AgentRegistryError: lambda: AgentRegistryError(
         "bad", path="agents.yaml", entry="x", field="url", variable="TOKEN"
     ),
