@@ -308,3 +308,19 @@ async def test_leaving_a_stream_early_releases_it(target: Target) -> None:
         # the client is still usable, and nothing was left half-read
         canceled = await client.cancel_task(started.id)
         assert canceled.id == started.id
+
+
+@pytest.mark.parametrize("server", ["strict_server", "js_server"])
+async def test_a_streamed_follow_up_goes_on_past_the_tasks_earlier_state(
+    server: str, request: pytest.FixtureRequest
+) -> None:
+    # The JS SDK opens the follow-up's stream with the task as it was: input-required.
+    url = request.getfixturevalue(server)
+    async with A2AClient(url) as client:
+        first = await client.send_message("input")
+        assert isinstance(first, Task) and first.status.state is TaskState.INPUT_REQUIRED
+        follow_up = client.stream_message("more", task_id=first.id, context_id=first.context_id)
+        async with follow_up as stream:
+            result = await stream.result()
+    assert isinstance(result, Task) and result.status.state is TaskState.COMPLETED
+    assert result.artifacts[-1].text == "echo: more"

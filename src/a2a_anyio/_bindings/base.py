@@ -234,7 +234,6 @@ class EventDecoder(ABC):
         self.request = request
         #: What the errors of this stream's events say about where they happened.
         self.context = request.context
-        self._opening_interrupt_ends = dialect.opening_interrupt_ends
         self._opened = False  # an event was judged already
 
     @abstractmethod
@@ -244,10 +243,11 @@ class EventDecoder(ABC):
 
     def ends(self, event: StreamEvent) -> bool:
         """True when ``event`` ends the stream: a Message, ``final``, a task snapshot in a
-        terminal state, or in an interrupted one unless it opens the stream (v1.0 closes a
-        stream on every interrupted state, even there)."""
+        terminal state, or in an interrupted one unless it opens the stream (a follow-up's
+        stream may open with the state the task had before its message, in every version:
+        the JS SDK's v1.0 server does so; a stream that then ends is a normal end too)."""
         opening, self._opened = not self._opened, True
-        return ends_stream(event, opening=opening and not self._opening_interrupt_ends)
+        return ends_stream(event, opening=opening)
 
 
 class WireCodec(ABC):

@@ -71,10 +71,6 @@ class Dialect(NamedTuple):
     tenant: str | None = None
     #: The headers that name the extensions a request opts in to.
     extension_headers: tuple[str, ...] = ("A2A-Extensions", "X-A2A-Extensions")
-    #: A stream's first event, a task snapshot in an interrupted state, ends it (v1.0 closes
-    #: a stream on every interrupted state; before, that snapshot may be the state a
-    #: continued task had before the new message).
-    opening_interrupt_ends: bool = False
 
     def has(self, op: Op) -> bool:
         """True when ``op`` is part of the version."""

@@ -268,5 +268,4 @@ V1 = Dialect(
     error_data=error_details,  # an ErrorInfo, whatever the metadata
     tenant="tenant",
     extension_headers=("A2A-Extensions",),
-    opening_interrupt_ends=True,
 )
