@@ -36,6 +36,7 @@ from a2a_anyio._errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
+from a2a_anyio._intercept import Interceptor, Operation
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -174,6 +175,7 @@ __all__ = [
     "ExtensionSupportRequiredError",
     "FanOutStream",
     "FilePart",
+    "Interceptor",
     "InvalidAgentResponseError",
     "InvalidParamsError",
     "InvalidRequestError",
@@ -184,6 +186,7 @@ __all__ = [
     "MutualTLS",
     "NO_RETRY",
     "OAuth2ClientCredentials",
+    "Operation",
     "ParseError",
     "Part",
     "PushNotificationConfig",

@@ -65,6 +65,7 @@ from a2a_anyio._http import (
     check_url,
     warn_unverified,
 )
+from a2a_anyio._intercept import Interceptor, Interceptors, StreamInterception, applied
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -118,6 +119,7 @@ class AgentOptions(TypedDict, total=False):
     card_verifier: CardVerifier | None
     keep_events: int | None
     types: Mapping[str, Decoder] | None
+    interceptors: Sequence[Interceptor | object]
 
 
 class ClientOptions(AgentOptions, total=False):
@@ -345,6 +347,7 @@ class A2AClient:
         logger: logging.Logger | None = None,
         tracing: bool = False,
         types: Mapping[str, Decoder] | None = None,
+        interceptors: Sequence[Interceptor | object] = (),
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -387,6 +390,7 @@ class A2AClient:
         if verify is False:
             warn_unverified(self.url or self.endpoint or "")
         self._types = PayloadTypes(types)
+        self._interceptors = Interceptors(interceptors)
         self._exchange = Exchange(HttpWire(self._http), self._card_schemes, self._types)
         self._fetcher = AgentCardFetcher(
             self._http,
@@ -588,24 +592,38 @@ class A2AClient:
         within: CallInProgress | None = None,
         *,
         timeout: Timeout = CLIENT_TIMEOUT,
+        part_of: str | None = None,
     ) -> Any:
-        """Run operation ``op`` within its deadline (``_deadline``): encode it with the
+        """Run operation ``op`` within its deadline (``_deadline``), through the
+        interceptors (``part_of``: the operation it is a look-up of): encode it with the
         codec in use, send it with ``credentials``, decode the answer; after a "wrong
         dialect" answer, again with the next candidate."""
         with (
             self._traced(op.value, within) as span,
             self._deadline(op.value, timeout, within=within) as call,
         ):
-            while True:
-                codec = await self._resolve(call, credentials)
-                try:
-                    result = await self._exchange.unary(
-                        codec, codec.encode(op, args), call, self.retry, credentials
-                    )
-                    return span.returned(result, call.context)
-                except A2AClientError as exc:
-                    if not self._wires.fall_back(codec, exc):
-                        raise
+            if not self._interceptors:
+                result = await self._send(op, args, credentials, call)
+                return span.returned(result, call.context)
+            seen = self._interceptors.seen(op.value, call.agent, args, credentials, part_of)
+
+            async def send() -> Any:
+                return await self._send(op, *applied(seen, args, credentials), call)
+
+            return span.returned(await self._interceptors.around(seen, send), call.context)
+
+    async def _send(
+        self, op: Op, args: OpArgs, credentials: Credentials, call: CallInProgress
+    ) -> Any:
+        while True:
+            codec = await self._resolve(call, credentials)
+            try:
+                return await self._exchange.unary(
+                    codec, codec.encode(op, args), call, self.retry, credentials
+                )
+            except A2AClientError as exc:
+                if not self._wires.fall_back(codec, exc):
+                    raise
 
     def request_headers(self, headers: Mapping[str, str]) -> ContextManager[None]:
         """``with client.request_headers({...}):`` adds ``headers`` to every request this
@@ -745,16 +763,26 @@ class A2AClient:
                     **call.context,
                 )
             args = Call(method, params, idempotent, stream=on_event is not None)
-            request = codec.encode(Op.CALL, args)
-            if on_event is None:
-                result = await self._exchange.unary(codec, request, call, self.retry, creds)
+
+            async def send(args: OpArgs = args, creds: Credentials = creds) -> Any:
+                request = codec.encode(Op.CALL, args)
+                if on_event is None:
+                    result = await self._exchange.unary(codec, request, call, self.retry, creds)
+                else:
+                    notify = functools.partial(_notify, on_event)
+                    result = await self._exchange.events(
+                        codec, request, call, self.retry, creds, notify, self.idle_timeout,
+                        self._part_limit(call),
+                    )  # fmt: skip
+                return self._types.result(method, result, result_type, request.context)
+
+            if self._interceptors:
+                seen = self._interceptors.seen(Op.CALL.value, call.agent, args, creds)
+                typed = await self._interceptors.around(
+                    seen, lambda: send(*applied(seen, args, creds))
+                )
             else:
-                notify = functools.partial(_notify, on_event)
-                result = await self._exchange.events(
-                    codec, request, call, self.retry, creds, notify, self.idle_timeout,
-                    self._part_limit(call),
-                )  # fmt: skip
-            typed = self._types.result(method, result, result_type, request.context)
+                typed = await send()
             return span.returned(typed, call.context)
 
     async def ping(
@@ -897,7 +925,7 @@ class A2AClient:
             self._traced("wait") as span,
             self._deadline("wait", timeout) as call,
         ):
-            task: Task = await self._op(Op.GET, TaskRef(task_id), creds, call)
+            task: Task = await self._op(Op.GET, TaskRef(task_id), creds, call, part_of="wait")
             if not task.status.state.is_final:
                 task = await self._follow(task, call, None, creds, poll_interval, max_interval)
             return span.returned(task, call.context)
@@ -1014,10 +1042,14 @@ class A2AClient:
         credentials: Credentials,
     ) -> MessageStream:
         resume = self.resume if resume is None else resume
+        agent = self.url or self.endpoint
         source = _ClientStream(
             self, op, args, credentials, reattaches=resume, polls=resume,
-            agent=self.url or self.endpoint, method=op.value,
+            agent=agent, method=op.value,
         )  # fmt: skip
+        if self._interceptors:
+            seen = self._interceptors.seen(op.value, agent, args, credentials)
+            source.hooks = self._interceptors.stream(seen)
         limits = StreamLimits(
             idle=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total=total_timeout,
@@ -1099,7 +1131,8 @@ class A2AClient:
             args = Cancel(task_id, meta)
             task: Task | None = await self._op(Op.CANCEL, args, creds, call, timeout=None)
             if task is None:  # answered with nothing (some servers): the task as it is now
-                task = await self._op(Op.GET, TaskRef(task_id), creds, call, timeout=None)
+                ref = TaskRef(task_id)
+                task = await self._op(Op.GET, ref, creds, call, timeout=None, part_of="cancel")
             return span.returned(task, call.context)
 
     async def create_push_config(
@@ -1235,6 +1268,8 @@ class _ClientStream(StreamSource):
     async def open(self, limits: StreamLimits) -> StreamWire:
         client = self._client
         client._check_open()
+        if isinstance(self.hooks, StreamInterception):  # as the interceptors left them
+            self._args, self._credentials = applied(self.hooks.op, self._args, self._credentials)
         codec = await client._resolve(None, self._credentials)
         encoded = self._encoded
         if encoded is None or encoded[0] is not codec:
@@ -1255,5 +1290,6 @@ class _ClientStream(StreamSource):
 
     async def poll(self, task_id: str) -> Task:
         ref = TaskRef(task_id)
-        task: Task = await self._client._op(Op.GET, ref, self._credentials, self._within)
+        client, part_of = self._client, self.method
+        task: Task = await client._op(Op.GET, ref, self._credentials, self._within, part_of=part_of)
         return task

@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import anyio
 
@@ -113,11 +113,24 @@ class StreamLimits:
     max_poll_interval: float = MAX_POLL_INTERVAL
 
 
+class StreamHooks(Protocol):
+    """Told of a stream's start, of each event it delivers and of its end (a client's
+    interceptors)."""
+
+    async def begin(self) -> None: ...
+
+    async def event(self, event: StreamEvent) -> None: ...
+
+    async def end(self, result: Task | Message | None, error: Exception | None) -> Exception | None:
+        """The error the stream is to raise (None: it ends as it came)."""
+
+
 class StreamSource(ABC):
     """Where one stream's events come from: the request that opens it (``open``), the
     re-attach to its task (``reattach``, when ``reattaches``) and a look at the task
     (``poll``, when ``polls``). ``agent`` and ``method`` name it in errors and spans;
-    ``retry`` and ``idempotent`` say how its first open is retried."""
+    ``retry`` and ``idempotent`` say how its first open is retried; ``hooks`` are told of
+    what the stream does."""
 
     agent: str | None
     method: str
@@ -125,6 +138,7 @@ class StreamSource(ABC):
     idempotent: bool = False
     reattaches: bool = False
     polls: bool = False
+    hooks: StreamHooks | None = None
 
     @abstractmethod
     async def open(self, limits: StreamLimits) -> StreamWire:
@@ -209,6 +223,7 @@ class MessageStream:
         self._observer = observer if observer is not None else Observer()
         self._traced = traced
         self._span: Span = NO_SPAN
+        self._hooks = source.hooks
         self._follower = StreamFollower(
             _no_end_yet,
             resume=source.reattaches,
@@ -289,6 +304,8 @@ class MessageStream:
             self._span = self._observer.tracing.stream(self.method, self.agent)
         with self._span.current():
             try:
+                if self._hooks is not None:
+                    await self._hooks.begin()
                 # Retried only before the first event, and for a send only if it never left.
                 await self._retry.run(
                     lambda: self._connect(source.open, first=True),
@@ -298,8 +315,7 @@ class MessageStream:
                     observer=self._observer,
                 )
             except BaseException as exc:
-                await self._close(exc)
-                self._raise(exc)
+                await self._fail(exc)
 
     async def _connect(
         self, opener: Callable[[StreamLimits], Awaitable[StreamWire]], *, first: bool = False
@@ -357,12 +373,12 @@ class MessageStream:
                     else:
                         event, action = await self._poll_once(action)
                 kind = action.kind
-                if kind is ActionKind.DELIVER:
+                if kind is ActionKind.DELIVER or kind is ActionKind.DELIVER_LAST:
                     assert event is not None
-                    return event
-                if kind is ActionKind.DELIVER_LAST:
-                    assert event is not None
-                    await self.aclose()
+                    if self._hooks is not None:
+                        await self._hooks.event(event)
+                    if kind is ActionKind.DELIVER_LAST:
+                        await self._finish()
                     return event
                 if kind is ActionKind.END:
                     break
@@ -371,10 +387,18 @@ class MessageStream:
                     raise action.error
                 # DROP (a replay after a re-attach), or a re-attached stream to read
         except BaseException as exc:
-            await self._close(exc)
-            self._raise(exc)
-        await self.aclose()
+            await self._fail(exc)
+        await self._finish()
         raise StopAsyncIteration
+
+    async def _finish(self) -> None:
+        """Close the stream at its end; raise what its hooks raise in its place."""
+        await self.aclose()
+        hooks, self._hooks = self._hooks, None
+        if hooks is not None:
+            error = await hooks.end(self.message or self.task, None)
+            if error is not None:
+                raise error
 
     async def _read(self) -> StreamEvent | None:
         """The next event off the wire (or the pending one), its size in ``_size``; None when
@@ -477,9 +501,12 @@ class MessageStream:
             **self._context,
         )
 
-    def _raise(self, exc: BaseException) -> NoReturn:
-        """Raise what ended the stream: ``exc``, or when it leaves out where it happened or
-        the events delivered before it, a copy that says them in its place."""
+    async def _fail(self, exc: BaseException) -> NoReturn:
+        """Close the stream and raise what ended it: ``exc``, or when it leaves out where it
+        happened or the events delivered before it, a copy that says them in its place, or
+        what the hooks raise in place of either."""
+        await self._close(exc)
+        located = exc
         if isinstance(exc, A2AClientError):
             changes: dict[str, Any] = {
                 name: value
@@ -490,7 +517,14 @@ class MessageStream:
             if events and not exc.events:
                 changes["events"] = events
             if changes:
-                instead(exc.with_context(**changes))
+                located = exc.with_context(**changes)
+        hooks, self._hooks = self._hooks, None
+        if hooks is not None and isinstance(located, Exception):
+            error = await hooks.end(self.message or self.task, located)
+            if error is not None and error is not located:
+                raise error
+        if isinstance(located, A2AClientError) and located is not exc:
+            instead(located)
         raise exc
 
     async def result(self) -> Task | Message:

@@ -140,6 +140,27 @@ async def test_auth_required_is_raised_and_the_task_stays_open(dialect: str) -> 
 
 
 @pytest.mark.anyio
+async def test_a_stream_that_turns_auth_required_says_so_and_the_next_turn_continues(
+    dialect: str,
+) -> None:
+    agent = make_agent(dialect, auth="Bearer s3cret")
+    async with client_for(agent, "inproc", auth="Bearer s3cret") as client:
+        conv = client.conversation()
+        async with conv.stream("open", metadata={"skillId": "vault"}) as stream:
+            held = await stream.result()  # a stream shows the state; it does not raise
+        assert isinstance(held, Task) and held.state is TaskState.AUTH_REQUIRED
+        assert conv.auth_required is not None
+        assert conv.auth_required.text == "sign in to the vault first"
+        assert conv.task is not None and conv.task.id == held.id
+        async with conv.stream("signed in") as stream:
+            done = await stream.result()
+    assert isinstance(done, Task)
+    assert (done.id, done.text) == (held.id, "opened after signed in")
+    assert conv.task is None
+    assert conv.auth_required is None  # type: ignore[unreachable]  # mypy keeps the narrowing
+
+
+@pytest.mark.anyio
 async def test_state_round_trip_resumes_the_open_task(dialect: str) -> None:
     agent = make_agent(dialect)
     async with client_for(agent, "inproc") as client:
@@ -174,9 +195,12 @@ async def test_caller_mistakes() -> None:
     assert agent.requests_for("send") == []
 
 
+# A tasks/send agent's stream events carry no session: the turn streamed below cannot say
+# its context in that dialect (its sends can).
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_sync_conversation(backend: str) -> None:
-    agent = make_agent("1.0")
+def test_sync_conversation(backend: str, dialect: str) -> None:
+    agent = make_agent(dialect)
     with (
         start_blocking_portal(backend) as portal,  # the agent's own loop, on 127.0.0.1
         portal.wrap_async_context_manager(agent.serve()),

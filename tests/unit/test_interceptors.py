@@ -1,0 +1,361 @@
+"""Interceptors: each sees every operation a client sends (a call's look-ups marked as parts of
+it), before it is sent (arguments and headers it may change, or an answer instead of sending)
+and after (the result or the error, which it may replace), in order and in reverse order
+after; on streams, per stream and per event. Against the testing kit's FakeAgent in every
+dialect and binding, on the virtual clock where a skill takes time."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+import pytest
+from anyio.from_thread import start_blocking_portal
+
+from a2a_anyio import (
+    A2AClient,
+    AgentPool,
+    Interceptor,
+    Message,
+    Operation,
+    Role,
+    StreamEvent,
+    SyncA2AClient,
+    Task,
+    TaskNotFoundError,
+    TaskState,
+    TextPart,
+)
+from a2a_anyio.testing import FakeAgent
+
+from ._support import on_mock_clock
+from .test_request_headers import OPERATIONS, SLOW, slow_agent
+
+pytestmark = pytest.mark.anyio
+
+
+class Recorder(Interceptor):
+    """Notes each hook it sees in ``log`` (shared), tagged with its name."""
+
+    def __init__(self, tag: str, log: list[tuple[Any, ...]]) -> None:
+        self.tag, self.log = tag, log
+
+    def before(self, op: Operation) -> None:
+        self.log.append((self.tag, "before", op.name, op.part_of))
+
+    async def after(self, op: Operation) -> None:  # an async hook beside a sync one
+        await anyio.lowlevel.checkpoint()
+        outcome = type(op.error).__name__ if op.error else type(op.result).__name__
+        self.log.append((self.tag, "after", op.name, outcome))
+
+    def event(self, op: Operation, event: StreamEvent) -> None:
+        self.log.append((self.tag, "event", op.name, type(event).__name__))
+
+
+@asynccontextmanager
+async def client_of(agent: FakeAgent, **options: Any) -> AsyncIterator[A2AClient]:
+    async with (
+        agent,
+        httpx.AsyncClient(transport=agent.transport()) as http,
+        A2AClient(agent.url, http_client=http, **options) as client,
+    ):
+        yield client
+
+
+# What the interceptors see of each operation (OPERATIONS without the card's): the wire
+# operation, and the call a look-up is part of. A blocking send's follow-up re-attaches to
+# the task: a part of the send that is no operation of its own.
+SEEN: dict[str, list[tuple[str, str | None]]] = {
+    "get_extended_card": [("extended_card", None)],
+    "send_message": [("send", None)],
+    "send_message_on_event": [("stream", None)],
+    "stream_message": [("stream", None)],
+    "subscribe": [("subscribe", None)],
+    "wait": [("get", "wait")],
+    "get_task": [("get", None)],
+    "list_tasks": [("list", None)],
+    "cancel_task": [("cancel", None)],
+    "create_push_config": [("push_create", None)],
+    "get_push_config": [("push_get", None)],
+    "list_push_configs": [("push_list", None)],
+    "delete_push_config": [("push_delete", None)],
+    "call": [("call", None)],
+    "call_on_event": [("call", None)],
+}
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("operation", list(SEEN))
+async def test_every_operation_runs_through_the_interceptors_in_order(operation: str) -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = slow_agent(answers_at_once=True)
+    interceptors = [Recorder("a", log), Recorder("b", log)]
+    async with client_of(agent, interceptors=interceptors) as client:
+        task = await client.send_message("work", metadata=SLOW, blocking=False)
+        assert isinstance(task, Task)
+        await client.create_push_config(task.id, "https://hooks.example.com/a2a", config_id="p1")
+        log.clear()
+        await OPERATIONS[operation](client, task)
+    befores = [(name, part_of) for tag, hook, name, part_of in log if hook == "before"]
+    assert befores[::2] == SEEN[operation]
+    hooks = [(tag, hook) for tag, hook, *_ in log if hook != "event"]
+    assert hooks == [("a", "before"), ("b", "before"), ("b", "after"), ("a", "after")]
+    streams = operation in ("send_message_on_event", "stream_message", "subscribe")
+    assert any(hook == "event" for _, hook, *_ in log) == streams
+
+
+class Tenant(Interceptor):
+    """A per-tenant header and a metadata entry on every operation."""
+
+    def before(self, op: Operation) -> None:
+        op.headers["X-Tenant"] = "acme"
+        if "metadata" in op.arguments and op.name in ("send", "stream"):
+            op.arguments["metadata"] = {**(op.arguments["metadata"] or {}), "tenant": "acme"}
+
+
+@on_mock_clock()
+async def test_headers_and_arguments_an_interceptor_sets_reach_the_agent() -> None:
+    agent = slow_agent()
+    async with client_of(agent, interceptors=[Tenant()]) as client:
+        task = await client.send_message("hi", metadata=SLOW, headers={"X-User": "u1"})
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        agent.fault("stream", cut_after=1, times=1)  # cut,
+        agent.fault("subscribe", error=-32004, times=1)  # and the re-attach refused: polled
+        async with client.stream_message("hi", metadata=SLOW) as stream:
+            assert (await stream.result()).status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+        await client.get_card(refresh=True)  # no operation: no interceptor
+    sent = [(r.op, r.headers.get("x-tenant")) for r in agent.requests]
+    assert ("card", None) in sent
+    assert {tenant for op, tenant in sent if op != "card"} == {"acme"}
+    assert [op for op, _ in sent].count("get") >= 1  # the stream's polls carry it too
+    sends = [r for r in agent.requests if r.op in ("send", "stream")]
+    assert [r.params["metadata"] for r in sends] == [{**SLOW, "tenant": "acme"}] * 2
+    assert sends[0].headers["x-user"] == "u1"  # the call's own headers stay
+
+
+class FinishedTasks(Interceptor):
+    """A cache of ``get`` for tasks that are final: they no longer change."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, Task] = {}
+
+    def before(self, op: Operation) -> None:
+        if op.name == "get" and op.arguments["task_id"] in self.tasks:
+            op.respond(self.tasks[op.arguments["task_id"]])
+
+    def after(self, op: Operation) -> None:
+        if isinstance(op.result, Task) and op.result.status.state.is_final:
+            self.tasks[op.result.id] = op.result
+
+
+async def test_an_interceptor_answers_instead_of_sending_and_outer_ones_see_it() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent()
+    cache = FinishedTasks()
+    async with client_of(agent, interceptors=[Recorder("a", log), cache, Recorder("c", log)]) as c:
+        task = await c.send_message("hi")
+        assert isinstance(task, Task)
+        log.clear()
+        agent.clear_requests()
+        assert await c.get_task(task.id) is task
+    assert agent.requests == []
+    assert log == [("a", "before", "get", None), ("a", "after", "get", "Task")]
+
+
+class Refuse(Interceptor):
+    """A policy: no operation on agents outside a list."""
+
+    def __init__(self, allowed: set[str]) -> None:
+        self.allowed = allowed
+
+    def before(self, op: Operation) -> None:
+        if op.agent not in self.allowed:
+            raise PermissionError(f"{op.agent} is not an allowed agent")
+
+
+async def test_an_interceptor_refuses_and_nothing_is_sent() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent()
+    async with client_of(agent, interceptors=[Recorder("a", log), Refuse(set())]) as client:
+        with pytest.raises(PermissionError, match="is not an allowed agent"):
+            await client.get_task("t1")
+        stream = client.stream_message("hi")
+        with pytest.raises(PermissionError, match="is not an allowed agent"):
+            await stream.__aenter__()
+    assert [r.op for r in agent.requests] == []
+    assert log == [
+        ("a", "before", "get", None),
+        ("a", "after", "get", "PermissionError"),
+        ("a", "before", "stream", None),
+        ("a", "after", "stream", "PermissionError"),
+    ]
+
+
+class Replace(Interceptor):
+    """After: a missing task as None, and every other error as another."""
+
+    def after(self, op: Operation) -> None:
+        if isinstance(op.error, TaskNotFoundError):
+            op.respond(None)
+        elif op.error is not None:
+            op.error = LookupError(f"{op.name} failed: {op.error.message}")  # type: ignore[attr-defined]
+
+
+async def test_after_replaces_the_result_or_the_error() -> None:
+    agent = FakeAgent()
+    async with client_of(agent, interceptors=[Replace()]) as client:
+        assert await client.get_task("gone") is None
+        agent.fault("cancel", error=-32002, times=1)
+        with pytest.raises(LookupError, match="cancel failed"):
+            await client.cancel_task("t1")
+
+
+@on_mock_clock()
+async def test_a_stream_is_seen_once_with_each_event_and_its_end() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = slow_agent()
+    async with client_of(agent, interceptors=[Recorder("a", log)]) as client:
+        agent.fault("stream", cut_after=1, times=1)  # cut and re-attached: still one stream
+        async with client.stream_message("hi", metadata=SLOW) as stream:
+            events = [event async for event in stream]
+    assert [r.op for r in agent.requests] == ["card", "stream", "subscribe"]
+    assert log[0] == ("a", "before", "stream", None)
+    assert [entry[3] for entry in log[1:-1]] == [type(e).__name__ for e in events]
+    assert log[-1] == ("a", "after", "stream", "Task")
+
+
+async def test_a_streams_error_is_replaced_and_a_stream_left_early_has_no_after() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent()
+    async with client_of(agent, interceptors=[Recorder("a", log), Replace()]) as client:
+        agent.fault("stream", error=-32603, times=1)
+        with pytest.raises(LookupError, match="stream failed"):
+            async with client.stream_message("hi") as stream:
+                async for _ in stream:
+                    pass
+        assert log[-1] == ("a", "after", "stream", "LookupError")
+        # An error cannot be answered in its place: a stream never ends silently unfinished.
+        with pytest.raises(TaskNotFoundError):
+            async with client.subscribe("gone") as stream:
+                async for _ in stream:
+                    pass
+        log.clear()
+        async with client.stream_message("hi") as stream:
+            async for _ in stream:
+                break
+    assert [hook for _, hook, *_ in log] == ["before", "event"]
+
+
+CACHED = Message(Role.AGENT, [TextPart("cached")])
+
+
+class Answer(Interceptor):
+    def before(self, op: Operation) -> None:
+        op.respond(CACHED)
+
+
+async def test_a_stream_cannot_be_answered_by_an_interceptor() -> None:
+    async with client_of(FakeAgent(), interceptors=[Answer()]) as client:
+        with pytest.raises(TypeError, match="cannot answer a stream: its result is its events"):
+            async with client.stream_message("hi"):
+                pass
+        answered: object = await client.get_task("t")
+        assert answered is CACHED
+
+
+class BadHeader(Interceptor):
+    def before(self, op: Operation) -> None:
+        op.headers["Content-Type"] = "text/plain"
+
+
+class BadArgument(Interceptor):
+    def before(self, op: Operation) -> None:
+        op.arguments["colour"] = "blue"
+
+
+async def test_what_an_interceptor_cannot_do_is_refused() -> None:
+    agent = FakeAgent()
+    async with client_of(agent, interceptors=[BadHeader()]) as client:
+        with pytest.raises(ValueError, match="an interceptor's headers cannot set 'Content-Type'"):
+            await client.get_task("t")
+    async with client_of(agent, interceptors=[BadArgument()]) as client:
+        with pytest.raises(TypeError, match="colour"):
+            await client.get_task("t")
+    assert [r.op for r in agent.requests] == []
+    with pytest.raises(TypeError, match="has a before, after or event method; int has none"):
+        A2AClient(agent.url, interceptors=[1])
+    with pytest.raises(TypeError, match="interceptors must be a sequence, not Recorder"):
+        A2AClient(agent.url, interceptors=Recorder("a", []))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "binding"),
+    [("1.0", "jsonrpc"), ("1.0", "rest"), ("0.3", "jsonrpc"), ("0.3", "rest"), ("0.2", "jsonrpc"),
+     ("legacy", "jsonrpc")],
+)  # fmt: skip
+async def test_every_dialect_and_binding(dialect: str, binding: str) -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent(dialect=dialect, binding=binding)  # type: ignore[arg-type]
+    interceptors = [Recorder("a", log), Tenant()]
+    async with client_of(agent, interceptors=interceptors, bindings=(binding,)) as client:
+        task = await client.send_message("hi", metadata={"k": 1})
+        assert isinstance(task, Task)
+        await client.get_task(task.id)
+        async with client.stream_message("hi") as stream:
+            await stream.result()
+    ops = [r for r in agent.requests if r.op not in (None, "card")]  # not the card probes
+    assert {r.headers.get("x-tenant") for r in ops} == {"acme"}
+    assert ops[0].params["metadata"] == {"k": 1, "tenant": "acme"}
+    assert [entry[:3] for entry in log if entry[1] == "before"][:2] == [
+        ("a", "before", "send"),
+        ("a", "before", "get"),
+    ]
+
+
+async def test_a_pool_gives_its_interceptors_to_every_agent() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent()
+    async with (
+        agent,
+        httpx.AsyncClient(transport=agent.transport()) as http,
+        AgentPool(http_client=http, interceptors=[Recorder("a", log), Tenant()]) as pool,
+    ):
+        await pool.send(agent.url, text="hi")
+        [result] = await pool.fan_out([agent.url], "hi")
+        assert result.ok
+    assert [entry[2] for entry in log if entry[1] == "before"] == ["send", "send"]
+    assert {r.headers.get("x-tenant") for r in agent.requests if r.op == "send"} == {"acme"}
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_sync_facade_runs_interceptors(backend: str) -> None:
+    log: list[tuple[Any, ...]] = []
+    threads: set[str] = set()
+
+    class Where(Interceptor):
+        def before(self, op: Operation) -> None:
+            threads.add(threading.current_thread().name)
+
+    agent = FakeAgent()
+    interceptors = [Recorder("a", log), Where()]
+    with (
+        start_blocking_portal(backend) as server,  # the agent on 127.0.0.1, in a thread
+        server.wrap_async_context_manager(agent.serve()),
+        SyncA2AClient(agent.url, backend=backend, interceptors=interceptors) as client,
+    ):
+        task = client.send_message("hi")
+        assert isinstance(task, Task)
+        with client.stream_message("hi") as stream:
+            assert isinstance(stream.result(), Task)
+    assert [entry[:3] for entry in log if entry[1] != "event"] == [
+        ("a", "before", "send"),
+        ("a", "after", "send"),
+        ("a", "before", "stream"),
+        ("a", "after", "stream"),
+    ]
+    assert threading.current_thread().name not in threads  # they run in the client's loop
