@@ -7,7 +7,7 @@ from typing import Any as _Any
 from a2a_anyio import _model
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
-from a2a_anyio._client import A2AClient, ClientOptions
+from a2a_anyio._client import A2AClient, ClientOptions, SendOptions, StreamOptions
 from a2a_anyio._conversation import Conversation, ConversationTurn, SyncConversation
 from a2a_anyio._deadline import CLIENT_TIMEOUT
 from a2a_anyio._errors import (
@@ -195,8 +195,10 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "SecurityScheme",
+    "SendOptions",
     "StreamEvent",
     "StreamItem",
+    "StreamOptions",
     "SyncA2AClient",
     "SyncAgentPool",
     "SyncConversation",

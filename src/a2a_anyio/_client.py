@@ -153,6 +153,36 @@ class PoolOptions(AgentOptions, total=False):
 
 
 EventCallback = Callable[[StreamEvent], Any]
+
+
+class SendOptions(TypedDict, total=False):
+    """The options of ``send_message`` a conversation's turn takes (``Conversation.send``):
+    all but ``context_id`` and ``task_id``, which the conversation sets."""
+
+    metadata: Mapping[str, Any] | None
+    blocking: bool
+    history_length: int | None
+    accepted_output_modes: list[str] | None
+    push_config: PushNotificationConfig | None
+    on_event: EventCallback | None
+    timeout: Timeout
+    headers: Mapping[str, str] | None
+
+
+class StreamOptions(TypedDict, total=False):
+    """The options of ``stream_message`` a conversation's turn takes
+    (``Conversation.stream``): all but ``context_id`` and ``task_id``."""
+
+    metadata: Mapping[str, Any] | None
+    history_length: int | None
+    accepted_output_modes: list[str] | None
+    push_config: PushNotificationConfig | None
+    idle_timeout: float | None
+    total_timeout: float | None
+    resume: bool | None
+    headers: Mapping[str, str] | None
+
+
 T = TypeVar("T")
 
 #: The headers of the ``request_headers`` blocks a task or thread is in, per client. Each

@@ -13,7 +13,9 @@ from a2a_anyio._model import Message, Task, TaskState
 from a2a_anyio._stream import MessageStream
 
 if TYPE_CHECKING:
-    from a2a_anyio._client import A2AClient, MessageInput
+    from typing_extensions import Unpack
+
+    from a2a_anyio._client import A2AClient, MessageInput, SendOptions, StreamOptions
     from a2a_anyio._sync import SyncMessageStream
     from a2a_anyio._sync_portal import Calls
 
@@ -99,7 +101,7 @@ class Conversation:
             operation="send",
         )
 
-    async def send(self, message: MessageInput, **options: Any) -> Task | Message:
+    async def send(self, message: MessageInput, **options: Unpack[SendOptions]) -> Task | Message:
         """Send the next turn (``A2AClient.send_message``'s options); its Task or Message.
 
         Raises:
@@ -117,7 +119,7 @@ class Conversation:
             raise failed
         return result
 
-    def stream(self, message: MessageInput, **options: Any) -> MessageStream:
+    def stream(self, message: MessageInput, **options: Unpack[StreamOptions]) -> MessageStream:
         """Send the next turn as ``A2AClient.stream_message`` does (its options), and return
         its stream; the conversation learns the task from the stream's events as they are
         read. An ``auth-required`` end is one of those events (see ``auth_required``).
@@ -237,7 +239,7 @@ class SyncConversation:
         """As ``Conversation.auth_required``."""
         return self._conversation.auth_required
 
-    def send(self, message: MessageInput, **options: Any) -> Task | Message:
+    def send(self, message: MessageInput, **options: Unpack[SendOptions]) -> Task | Message:
         """As ``Conversation.send``, blocking.
 
         Raises:
@@ -247,7 +249,7 @@ class SyncConversation:
         """
         return self._calls.run(functools.partial(self._conversation.send, message, **options))
 
-    def stream(self, message: MessageInput, **options: Any) -> SyncMessageStream:
+    def stream(self, message: MessageInput, **options: Unpack[StreamOptions]) -> SyncMessageStream:
         """As ``Conversation.stream``, for a plain ``for``.
 
         Raises:

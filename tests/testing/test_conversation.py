@@ -183,9 +183,9 @@ async def test_caller_mistakes() -> None:
     async with client_for(agent, "inproc") as client:
         conv = client.conversation()
         with pytest.raises(TypeError, match="a conversation sets context_id and task_id itself"):
-            await conv.send("hi", context_id="x", task_id="y")
+            await conv.send("hi", context_id="x", task_id="y")  # type: ignore[call-arg]
         with pytest.raises(TypeError, match="a conversation sets task_id itself"):
-            conv.stream("hi", task_id="y")
+            conv.stream("hi", task_id="y")  # type: ignore[call-arg]
         with pytest.raises(ValueError, match="not a conversation state: a conversation state is"):
             client.conversation(state={"context_id": 3})
         with pytest.raises(ValueError, match="a context_id or a state, not both"):

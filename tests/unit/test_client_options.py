@@ -1,5 +1,5 @@
 """``ClientOptions``, ``ClientArguments``, ``AgentOptions`` and ``PoolOptions`` say exactly what ``A2AClient`` and
-``AgentPool`` take, so that every wrapper that passes options on is checked by type checkers
+``AgentPool`` take, and ``SendOptions`` / ``StreamOptions`` what a conversation's turns take, so that every wrapper that passes options on is checked by type checkers
 (``tests/unit/typing_client_options.py`` holds the mistakes mypy must refuse)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from a2a_anyio import A2AClient, AgentPool, ClientOptions
+from a2a_anyio import A2AClient, AgentPool, ClientOptions, SendOptions, StreamOptions
 from a2a_anyio._client import AgentOptions, ClientArguments, PoolOptions
 
 
@@ -44,3 +44,9 @@ def test_pool_options_are_the_pools_own_and_an_agents() -> None:
     assert {k: v for k, v in client.items() if k not in agent} == {
         k: own[k] for k in ("verify", "timeout", "http_client", "logger", "tracing")
     }
+
+
+def test_a_conversations_turn_options_are_the_calls_but_the_ids() -> None:
+    ids = ("context_id", "task_id")
+    assert _written(SendOptions) == _keywords(A2AClient.send_message, *ids)
+    assert _written(StreamOptions) == _keywords(A2AClient.stream_message, *ids)
