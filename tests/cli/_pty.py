@@ -11,7 +11,12 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Sequence
 from pathlib import Path
+
+#: What a user does once the text before it shows: types a string (a line ends with "\n";
+#: "\x04" is Ctrl-D) or sends a signal (``signal.SIGINT`` is Ctrl-C).
+Action = tuple[str, str | int]
 
 
 def run_in_pty(
@@ -20,10 +25,15 @@ def run_in_pty(
     timeout: float = 30.0,
     columns: int = 140,
     cwd: Path | None = None,
+    steps: Sequence[Action] = (),
 ) -> tuple[int, str]:
     """Run the CLI with a pseudo-terminal of 40 lines and ``columns`` as stdin/stdout/stderr;
     return its status and the raw bytes it wrote there (read until it exits, bounded by
-    ``timeout``)."""
+    ``timeout``: past it the CLI is killed).
+
+    ``steps`` act as its user: each ``(text, act)`` waits until ``text`` shows after where the
+    step before found its own, then types ``act`` or sends that signal.
+    """
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     proc = subprocess.Popen(
@@ -36,10 +46,23 @@ def run_in_pty(
         close_fds=True,
     )
     os.close(slave)
-    chunks: list[bytes] = []
+    output = bytearray()
+    todo = list(steps)
+    seen = 0  # where the next step's text is looked for
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
+            if todo:
+                wanted, act = todo[0]
+                at = output.find(wanted.encode(), seen)
+                if at >= 0:
+                    seen = at + len(wanted.encode())
+                    todo.pop(0)
+                    if isinstance(act, str):
+                        os.write(master, act.encode())
+                    else:
+                        proc.send_signal(act)
+                    continue
             ready, _, _ = select.select([master], [], [], 0.2)
             if ready:
                 try:
@@ -48,13 +71,16 @@ def run_in_pty(
                     break
                 if not data:
                     break
-                chunks.append(data)
+                output += data
             elif proc.poll() is not None:
                 break
-        code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        if proc.poll() is None:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        proc.kill()
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        code = proc.wait()
         os.close(master)
-    return code, b"".join(chunks).decode("utf-8", "replace")
+    return code, output.decode("utf-8", "replace")

@@ -66,8 +66,10 @@ def cli(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = CLI_TIMEOUT,
+    input: str | None = None,
 ) -> Run:
-    """Run ``python -m a2a_anyio.cli ARGS`` and wait for it (bounded)."""
+    """Run ``python -m a2a_anyio.cli ARGS`` and wait for it (bounded); ``input`` is piped to
+    its standard input (else it reads nothing)."""
     proc = subprocess.run(
         [sys.executable, "-m", "a2a_anyio.cli", *args],
         capture_output=True,
@@ -75,14 +77,15 @@ def cli(
         env=env if env is not None else clean_env(),
         cwd=cwd,
         timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        input=input,
+        stdin=subprocess.DEVNULL if input is None else None,
     )
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
-async def run(backend: str, *args: str) -> Run:
+async def run(backend: str, *args: str, input: str | None = None) -> Run:
     """``cli`` in a worker thread, on ``backend``: the test's loop serves the agent meanwhile."""
-    return await anyio.to_thread.run_sync(partial(cli, "--backend", backend, *args))
+    return await anyio.to_thread.run_sync(partial(cli, "--backend", backend, *args, input=input))
 
 
 def closed_port() -> int:

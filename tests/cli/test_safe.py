@@ -62,6 +62,7 @@ EVIL = "\x1b]8;;https://evil.example\x1b\\[link=https://evil.example]click[/link
 WRITES: list[tuple[str, Any]] = [
     ("line", lambda p: p.line(EVIL)),
     ("field", lambda p: p.field("Name", EVIL)),
+    ("paragraph", lambda p: p.paragraph(f"{EVIL}\n{EVIL}")),
     ("block", lambda p: p.block("Artifact", f"{EVIL}\n{EVIL}", title=EVIL)),
     ("table", lambda p: p.table(["Skill"], [[EVIL]], title="Skills")),
     ("json_view", lambda p: p.json_view({"name": EVIL})),

@@ -14,7 +14,7 @@ fence (docs/contributing.md explains them to writers):
     For ``console`` blocks (commands and the output they printed, see ``cli_session.py``): the
     command keeps running while the next block runs; lines are compared in any order.
 ``<!-- docs: terminal -->``
-    A ``text`` block that records a live view in a terminal (``cli_session.py``).
+    A ``text`` block that records a live view, or a chat, in a terminal (``cli_session.py``).
 ``<!-- docs: before -->``
     Code of another library, in any language, shown beside its a2a-anyio equivalent (the
     migration guide): neither run nor checked, since what it imports is not installed.

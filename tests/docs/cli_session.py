@@ -4,7 +4,10 @@
 A console block is a shell session: ``$ COMMAND`` lines, each followed by what it printed
 (stdout, then stderr). The commands understood are ``a2a-anyio ...`` (its arguments expanded
 by bash, so quoting, ``$'...'`` and ``$(...)`` work as in a shell; run in this process),
-``echo $?``, ``export NAME=value ...``, ``unset NAME ...`` and ``cat FILE``.
+``SHELL-COMMAND | a2a-anyio ...`` (the command line in a process of its own, reading what the
+shell command wrote), ``echo $?``, ``export NAME=value ...``, ``unset NAME ...`` and
+``cat FILE``. A terminal block of ``a2a-anyio chat`` shows what was typed after each prompt:
+the session types it there again.
 
 The servers are the ones the page names, started afresh for each session on 127.0.0.1: the
 a2a-sdk servers of ``tests/interop/sdk_server.py`` (strict v1.0, v0.3 compatibility, slow),
@@ -38,6 +41,7 @@ from pathlib import Path
 
 from anyio.from_thread import start_blocking_portal
 
+from a2a_anyio.cli._chat import PROMPT
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
 from tests.cli._pty import run_in_pty
 
@@ -306,11 +310,34 @@ class Session:
         if words[:1] == ["cat"] and len(words) == 2:
             self.code = 0
             return (self.workdir / words[1]).read_text()
+        producer, piped, rest = line.partition(" | a2a-anyio ")
+        if piped:
+            self.code, out, err = self._process(self._expand(rest), self._shell(producer))
+            return out + err
         if not line.startswith("a2a-anyio "):
             raise ValueError(f"a command the docs' session cannot run: {line!r}")
         argv = self._expand(line[len("a2a-anyio ") :])
         self.code, out, err = self._main(argv)
         return out + err
+
+    def _shell(self, command: str) -> bytes:
+        """What a shell command writes to its standard output."""
+        proc = subprocess.run(
+            ["bash", "-c", command], capture_output=True, env=self.env, cwd=self.workdir, check=True
+        )
+        return proc.stdout
+
+    def _process(self, argv: list[str], stdin: bytes) -> tuple[int, str, str]:
+        """The command line in a process of its own, reading ``stdin``."""
+        proc = subprocess.run(
+            [sys.executable, "-m", "a2a_anyio.cli", *argv],
+            input=stdin,
+            capture_output=True,
+            env=self.env,
+            cwd=self.workdir,
+            timeout=60,
+        )
+        return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
     def _expand(self, rest: str) -> list[str]:
         """The arguments of a command line, as bash would pass them."""
@@ -356,14 +383,16 @@ class Session:
         started.lines.append(first)
         return started
 
-    def terminal(self, line: str) -> str:
+    def terminal(self, line: str, typed: list[str]) -> str:
         """Run a command in a pseudo-terminal: the last frame of its live view, then the screen
-        once it exited (colours and cursor moves applied, not shown)."""
+        once it exited (colours and cursor moves applied, not shown). With ``typed`` lines,
+        each typed at a prompt of the chat, only the screen once it exited."""
         argv = self._expand(self.to_run(line)[len("a2a-anyio ") :])
+        steps = [(PROMPT, f"{self.to_run(text)}\n") for text in typed]
         self.code, raw = run_in_pty(
-            *argv, env=self.env, timeout=60, columns=int(COLUMNS), cwd=self.workdir
+            *argv, env=self.env, timeout=60, columns=int(COLUMNS), cwd=self.workdir, steps=steps
         )
-        return screens(raw)
+        return screens(raw, frame=not typed)
 
     def finish(self, job: _Background) -> str:
         assert job.proc.stdout is not None
@@ -385,16 +414,16 @@ _TERMINAL = re.compile(
 )
 
 
-def screens(raw: str) -> str:
-    """What a terminal showed: the screen when the live view ended (it shows the cursor again),
-    then the screen at the end, each without trailing blank lines."""
+def screens(raw: str, *, frame: bool = True) -> str:
+    """What a terminal showed: the screen when the live view ended (it shows the cursor again;
+    unless not ``frame``), then the screen at the end, each without trailing blank lines."""
     lines = [""]
     row = col = 0
-    frame: list[str] = []
+    last: list[str] = []
     for match in _TERMINAL.finditer(raw):
         token = match[0]
         if token == "\x1b[?25h":
-            frame = list(lines)
+            last = list(lines)
         elif match[1] is not None:
             row = max(0, row - int(match[1] or 1))
         elif token == "\x1b[2K":
@@ -416,7 +445,7 @@ def screens(raw: str) -> str:
         text = "\n".join(line.rstrip() for line in screen).strip("\n")
         return text + "\n" if text else ""
 
-    return shown(frame) + shown(lines)
+    return (shown(last) if frame else "") + shown(lines)
 
 
 @contextlib.contextmanager
@@ -472,7 +501,10 @@ def run_page(session: Session, blocks: list[Block], *, fresh: bool = False) -> l
     for block in blocks:
         if block.lang == "text" and "terminal" in block.flags:
             (step,) = steps(block)
-            printed = session.terminal(step.command)
+            typed = [
+                line[len(PROMPT) :] for line in step.shown.splitlines() if line.startswith(PROMPT)
+            ]
+            printed = session.terminal(step.command, typed)
             results.append(Result(block, _text(session, [(step, printed)], fresh=fresh)))
             continue
         if block.lang != "console":

@@ -9,8 +9,6 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from rich.live import Live
-
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import install_extra
 from a2a_anyio._limits import loads
@@ -29,7 +27,7 @@ from a2a_anyio._stream import MessageStream
 from a2a_anyio.cli import _render as r
 from a2a_anyio.cli._context import Context, Target, read_input
 from a2a_anyio.cli._errors import FAILURE, OK, Failure, UsageError
-from a2a_anyio.cli._live import AgentRow, TaskView
+from a2a_anyio.cli._live import AgentRow, live_task, waiting
 
 Command = Callable[[Context], Awaitable[int]]
 
@@ -122,15 +120,22 @@ async def card(ctx: Context) -> int:
 # -- send and streams ------------------------------------------------------------------------
 
 
+def warn_ended(p: r.Printer, task: Task) -> bool:
+    """A stderr warning when the task ended failed, rejected or canceled; whether it did."""
+    ended = task.state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED)
+    if ended:
+        p.warn(f"task {task.id} ended {task.state.value}")
+    return ended
+
+
 def _outcome(ctx: Context, result: Task | Message) -> None:
     """A stderr note when the task did not simply complete (the exit status stays 0)."""
-    if not isinstance(result, Task):
+    if not isinstance(result, Task) or warn_ended(ctx.p, result):
         return
-    state = result.state
-    if state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED):
-        ctx.p.warn(f"task {result.id} ended {state.value}")
-    elif state.is_interrupted:
-        ctx.p.warn(f"task {result.id} is {state.value}: answer it with send --task-id {result.id}")
+    if result.state.is_interrupted:
+        ctx.p.warn(
+            f"task {result.id} is {result.state.value}: answer it with send --task-id {result.id}"
+        )
 
 
 async def send(ctx: Context) -> int:
@@ -151,17 +156,12 @@ async def send(ctx: Context) -> int:
             stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
             return await _follow(ctx, target, stream)
         ctx.p.note("note: the agent does not stream; sending without --stream")
-    waiting = not a.no_wait
-    spinner = (
-        ctx.p.err.status("waiting for the agent…")
-        if ctx.p.err.is_terminal and waiting and not ctx.p.json_mode
-        else nullcontext()
-    )
-    with spinner:
+    blocking = not a.no_wait
+    with waiting(ctx.p) if blocking else nullcontext():
         # A task the agent answers with before it is done is followed up: --timeout bounds it
         # all (default: no limit; each look at the task within the client's timeout).
         result = await client.send_message(
-            message, blocking=waiting, timeout=a.timeout or None, **options
+            message, blocking=blocking, timeout=a.timeout or None, **options
         )
     if ctx.p.json_mode:
         (ctx.p.jsonl if a.stream else ctx.p.json)(r.response(result))
@@ -176,13 +176,8 @@ async def _follow(ctx: Context, target: Target, stream: MessageStream) -> int:
     p = ctx.p
     row = AgentRow(target.name, target.url)
     last: StreamEvent | None = None
-    live = (
-        Live(TaskView(row), console=p.console, refresh_per_second=10, transient=True)
-        if p.rich
-        else nullcontext()
-    )
     try:
-        with live:
+        with live_task(p, row):
             async with stream:
                 async for event in stream:
                     last = event
@@ -270,12 +265,7 @@ async def task_subscribe(ctx: Context) -> int:
         return await _follow(ctx, target, stream)
     # Without --stream: follow quietly (or live on a terminal), then print the final task.
     row = AgentRow(target.name, target.url)
-    live = (
-        Live(TaskView(row), console=ctx.p.console, refresh_per_second=10, transient=True)
-        if ctx.p.rich
-        else nullcontext()
-    )
-    with live:
+    with live_task(ctx.p, row):
         async with stream:
             async for event in stream:
                 row.apply(event)

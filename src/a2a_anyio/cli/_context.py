@@ -285,9 +285,9 @@ class Context:
                     out[entry.name] = Unresolved(entry.name, where, self.failure(exc))
         return list(out.values())
 
-    def target(self) -> Target:
-        """The one agent of a single-agent command."""
-        targets = self.targets()
+    def target(self, ref: str | None = None) -> Target:
+        """The one agent of a single-agent command: ``ref`` if given, else ``-a``'s."""
+        targets = self.targets([ref] if ref else None)
         if len(targets) != 1:
             names = ", ".join(t.name for t in targets)
             raise UsageError(

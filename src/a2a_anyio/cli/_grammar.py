@@ -14,6 +14,7 @@ from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli import _many as many
+from a2a_anyio.cli._chat import chat
 from a2a_anyio.cli._errors import UsageError
 
 PROG = "a2a-anyio"
@@ -31,6 +32,7 @@ examples:
   a2a-anyio -a http://localhost:8000 send "hello"
   a2a-anyio -a local send --stream -o json "write a report"
   a2a-anyio -a local send --task-id TASK_ID "the answer"
+  a2a-anyio chat http://localhost:8000
   a2a-anyio -a local task get TASK_ID
   a2a-anyio -a reviewers fan-out "review this change"
   a2a-anyio --endpoint http://localhost:8000/rpc call tasks/get --params '{"id": "t1"}'
@@ -356,6 +358,27 @@ def build_parser() -> Parser:
         "--async", "--no-wait", "--return-immediately", dest="no_wait", action="store_true",
         help="return as soon as the agent accepted the message (poll with 'task get --wait')",
     )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "chat", chat, "talk with an agent, a message a line, in one conversation",
+        "Talk with the agent: each line you type is a message, in one context, and the "
+        "agent's answer follows it (live when the agent streams). When the agent asks for "
+        "input, the next line answers it, on the same task. /new starts a new context, "
+        "/cancel cancels the open task, /help lists the commands, /exit or Ctrl-D leaves; "
+        "Ctrl-C stops an answer, and at the prompt leaves (exit 130).\n\nPiped, each line "
+        "of standard input is a message and each answer is printed, a blank line after it; "
+        "with -o json, one JSON object a message. An error of one message is reported and "
+        "the chat goes on.",
+    )  # fmt: skip
+    p.add_argument(
+        "agent_name", nargs="?", metavar="AGENT",
+        help="the agent: URL, card URL, card file or registry name (else -a)",
+    )  # fmt: skip
+    p.add_argument("--context-id", metavar="ID", help="talk in this existing context")
+    p.add_argument(
+        "--metadata", metavar="JSON", help="metadata of every message's request, a JSON object"
+    )
     _leaf(p)
 
     p = _add(

@@ -5,10 +5,12 @@ Every text they draw goes through ``clean`` (``_safe.py``), as the printer's doe
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
+from rich.live import Live
 from rich.panel import Panel
 from rich.spinner import Spinner
 from rich.table import Table
@@ -25,7 +27,7 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
 )
 from a2a_anyio.cli._errors import Failure
-from a2a_anyio.cli._render import STATE_STYLES, one_line, parts_text, state_name
+from a2a_anyio.cli._render import STATE_STYLES, Printer, one_line, parts_text, state_name
 from a2a_anyio.cli._safe import clean, safe_text
 
 _ARTIFACT_LINES = 8
@@ -135,6 +137,22 @@ class TaskView:
         head = Table.grid(padding=(0, 1))
         head.add_row(row.spinner if not row.done else Text(""), line)
         return Group(head, *items)
+
+
+def live_task(p: Printer, row: AgentRow) -> AbstractContextManager[object]:
+    """The live view of ``row``'s task while the block runs, when output is drawn with rich
+    (it makes way for what follows)."""
+    if not p.rich:
+        return nullcontext()
+    return Live(TaskView(row), console=p.console, refresh_per_second=10, transient=True)
+
+
+def waiting(p: Printer) -> AbstractContextManager[object]:
+    """A spinner on stderr while the block waits for an agent, on a terminal (not under
+    ``-o json``)."""
+    if p.err.is_terminal and not p.json_mode:
+        return p.err.status("waiting for the agent…")
+    return nullcontext()
 
 
 class FanOutView:

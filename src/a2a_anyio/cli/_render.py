@@ -172,6 +172,13 @@ class Printer:
         else:
             self._write(clean(str(text)))
 
+    def paragraph(self, body: str) -> None:
+        """Content on lines of its own, without a label (its newlines kept)."""
+        if self.rich:
+            self.console.print(safe_text(body, multiline=True))
+        else:
+            self._write(clean(body, multiline=True))
+
     def field(self, label: str, value: Any, style: str | None = None) -> None:
         value = clean("" if value is None else str(value))
         if self.rich:
