@@ -15,7 +15,10 @@ from a2a.types import a2a_pb2 as sdk_v1
 
 from a2a_anyio._bindings.grpc_pb import a2a_v0_3_pb2, a2a_v1_pb2
 
-PAIRS = [pytest.param(a2a_v1_pb2, sdk_v1, id="v1.0"), pytest.param(a2a_v0_3_pb2, sdk_v0_3, id="v0.3")]
+PAIRS = [
+    pytest.param(a2a_v1_pb2, sdk_v1, id="v1.0"),
+    pytest.param(a2a_v0_3_pb2, sdk_v0_3, id="v0.3"),
+]
 
 
 def _shape(file: Any) -> dict[str, Any]:
@@ -109,7 +112,10 @@ def test_the_modules_need_protobuf_alone(module: ModuleType) -> None:
         if isinstance(node, ast.ImportFrom) and node.module is not None
     }
     imported |= {
-        alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
     }
     assert imported
     assert all(name.startswith("google.protobuf") for name in imported), imported
