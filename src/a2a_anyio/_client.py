@@ -49,6 +49,7 @@ from a2a_anyio._dialects._values import UNEXPECTED_SHAPE
 from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
 from a2a_anyio._errors import (
     A2AClientError,
+    A2AHTTPError,
     A2AProtocolError,
     UnsupportedOperationError,
 )
@@ -61,8 +62,10 @@ from a2a_anyio._http import (
     DEFAULT_TIMEOUT,
     AsyncClient,
     HttpTransport,
+    RawResponse,
     VerifyTypes,
     check_url,
+    url_problem,
     warn_unverified,
 )
 from a2a_anyio._model import (
@@ -775,6 +778,29 @@ class A2AClient:
         with self._deadline("ping", timeout) as call:
             await self._http.request("GET", url, credentials=creds, context=call.context)
         return (time.perf_counter() - start) * 1000.0
+
+    async def _get_file(self, url: str, *, timeout: Timeout = CLIENT_TIMEOUT) -> RawResponse:
+        """GET a file part's ``url`` as every request of this client goes: its credentials
+        only to the agent's origins (the ``cross_origin`` policy for the others), redirects
+        bounded and checked hop by hop, the body at most ``max_response_bytes``; within
+        ``timeout`` (by default the client's). The command line's ``--save-files`` uses it.
+
+        Raises:
+            A2AProtocolError: ``url`` is not an absolute http(s) URL, or the body is too large.
+            A2AHTTPError: a status that is not 2xx.
+            A2AClientError: any other failure of the request.
+        """
+        self._check_open()
+        problem = url_problem(url)
+        if problem is not None:
+            raise A2AProtocolError(f"the URL {problem}")
+        creds = self._credentials_for(None)
+        with self._deadline("file", timeout) as call:
+            resp = await self._http.request("GET", url, credentials=creds, context=call.context)
+        if not 200 <= resp.status < 300:
+            body = resp.content[:512].decode("utf-8", "replace")
+            raise A2AHTTPError(status_code=resp.status, body=body, **call.context)
+        return resp
 
     # -- operations -----------------------------------------------------------------------
 
