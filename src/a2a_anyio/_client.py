@@ -779,11 +779,12 @@ class A2AClient:
             await self._http.request("GET", url, credentials=creds, context=call.context)
         return (time.perf_counter() - start) * 1000.0
 
-    async def _get_file(self, url: str, *, timeout: Timeout = CLIENT_TIMEOUT) -> RawResponse:
-        """GET a file part's ``url`` as every request of this client goes: its credentials
-        only to the agent's origins (the ``cross_origin`` policy for the others), redirects
-        bounded and checked hop by hop, the body at most ``max_response_bytes``; within
-        ``timeout`` (by default the client's). The command line's ``--save-files`` uses it.
+    async def _fetch(self, url: str, *, timeout: Timeout = CLIENT_TIMEOUT) -> RawResponse:
+        """GET ``url`` (a file part's, a card's) as every request of this client goes: its
+        credentials only to the agent's origins (the ``cross_origin`` policy for the others),
+        redirects bounded and checked hop by hop, the body at most ``max_response_bytes``;
+        within ``timeout`` (by default the client's). For the command line's
+        ``--save-files`` and ``card --validate``.
 
         Raises:
             A2AProtocolError: ``url`` is not an absolute http(s) URL, or the body is too large.
@@ -795,7 +796,7 @@ class A2AClient:
         if problem is not None:
             raise A2AProtocolError(f"the URL {problem}")
         creds = self._credentials_for(None)
-        with self._deadline("file", timeout) as call:
+        with self._deadline("fetch", timeout) as call:
             resp = await self._http.request("GET", url, credentials=creds, context=call.context)
         if not 200 <= resp.status < 300:
             body = resp.content[:512].decode("utf-8", "replace")

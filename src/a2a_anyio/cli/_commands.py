@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.live import Live
 
+from a2a_anyio._card_check import card_version, check_card
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import install_extra
@@ -102,6 +103,8 @@ def message_metadata(ctx: Context) -> dict[str, Any] | None:
 
 
 async def card(ctx: Context) -> int:
+    if ctx.args.validate and not ctx.args.extended:
+        return _validate(ctx, *await ctx.raw_card())
     target = ctx.target()
     if target.card is not None and not ctx.args.extended:
         data = target.card
@@ -114,11 +117,33 @@ async def card(ctx: Context) -> int:
             else await ctx.card(client, target)
         )
         data = parsed.raw
+    if ctx.args.validate:  # the extended card: read, it came from the agent's interface
+        return _validate(ctx, data, target.url)
     if ctx.p.json_mode:
         ctx.p.json(data)
     else:
         r.print_card(ctx.p, parsed)
     return OK
+
+
+def _validate(ctx: Context, data: Any, card_url: str | None) -> int:
+    """``card --validate``: each problem of the card on a line; exit 1 if there is any."""
+    problems = check_card(data, card_url=card_url)
+    version = card_version(data, card_url)
+    what = f"this {'tasks/send (legacy)' if version == 'legacy' else 'A2A ' + version} card"
+    if ctx.p.json_mode:
+        listed = [{"path": x.path, "message": x.message, "kind": x.kind} for x in problems]
+        ctx.p.json({"version": version, "problems": listed})
+    else:
+        for problem in problems:
+            ctx.p.line(str(problem))
+        if not problems:
+            ctx.p.line(f"No problems found in {what}.")
+    if not problems:
+        return OK
+    count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+    ctx.p.error(f"{count} in {what}")
+    return FAILURE
 
 
 # -- send and streams ------------------------------------------------------------------------

@@ -147,7 +147,7 @@ async def save_files(client: A2AClient, result: Task | Message, where: Path) -> 
                 data = part.data
             else:
                 assert part.url is not None
-                resp = await client._get_file(part.url)
+                resp = await client._fetch(part.url)
                 data, media_type = resp.content, media_type or resp.content_type or None
             name = await to_thread.run_sync(_write, where, _name(part, artifact, number), data)
         except (A2AClientError, OSError, ValueError) as exc:

@@ -344,6 +344,10 @@ def build_parser() -> Parser:
         "--extended", action="store_true",
         help="fetch the authenticated extended card (send your credentials)",
     )  # fmt: skip
+    p.add_argument(
+        "--validate", action="store_true",
+        help="list what the card gets wrong for the A2A version it claims (exit 1 if anything)",
+    )  # fmt: skip
     _leaf(p)
 
     p = _add(
