@@ -1,6 +1,6 @@
 """``--save-files DIR``: the files of an answer written into DIR, from a real agent.
 
-The agent is the testing kit's FakeAgent, served on 127.0.0.1 behind ``FileServer``, which
+The agent is the testing kit's FakeAgent, served on 127.0.0.1 behind a ``FileServer``, which
 also serves files on the agent's own origin; a second ``FileServer`` is another origin. Both
 record the headers each file request came with, so that the tests see which credentials
 went where.
@@ -11,18 +11,17 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from a2a_anyio import FilePart
-from a2a_anyio._asgi import Receive, Scope, Send, send_response
-from a2a_anyio.testing import FakeAgent, SkillContext, artifact, reply, serve_app
+from a2a_anyio.cli._files import MAX_NAME_BYTES, safe_name
+from a2a_anyio.testing import FakeAgent, SkillContext, artifact, reply
 from a2a_anyio.testing._skills import Emit
 
-from .conftest import Run, run
+from .conftest import FileServer, Run, run
 
 pytestmark = pytest.mark.anyio
 
@@ -31,42 +30,6 @@ CREDENTIALS = ("--bearer", TOKEN, "--api-key", "key-456", "--cookie", "sid=cooki
 SECRETS = ("authorization", "x-api-key", "cookie")
 PDF = b"%PDF-1.7 a report\n"
 CSV = b"a,b\n1,2\n"
-
-
-@dataclass
-class FileServer:
-    """An ASGI app that serves ``files`` (path -> status, body, headers; a body of several
-    chunks is streamed, without a length) and records each file request's headers; any other
-    path goes to ``agent`` (else 404)."""
-
-    agent: FakeAgent | None = None
-    files: dict[str, tuple[int, bytes | list[bytes], dict[str, str]]] = field(default_factory=dict)
-    seen: dict[str, dict[str, str]] = field(default_factory=dict)
-    url: str = ""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if scope["type"] == "http" and path in self.files:
-            self.seen[path] = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-            status, body, headers = self.files[path]
-            if isinstance(body, bytes):
-                rest = dict(headers)
-                ctype = rest.pop("Content-Type", "application/octet-stream")
-                await send_response(send, status, body, ctype, rest)
-                return
-            await send({"type": "http.response.start", "status": status, "headers": []})
-            for chunk in body:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        elif self.agent is not None:
-            await self.agent(scope, receive, send)
-        elif scope["type"] == "http":
-            await send_response(send, 404, b"Not Found", "text/plain")
-
-    @asynccontextmanager
-    async def serve(self) -> AsyncIterator[FileServer]:
-        async with serve_app(self) as self.url:
-            yield self
 
 
 @asynccontextmanager
@@ -310,3 +273,22 @@ def test_a_directory_that_cannot_be_made_is_a_usage_error(tmp_path: Path) -> Non
     result = cli("-a", "http://127.0.0.1:1", "send", "x", "--save-files", str(tmp_path / "file"))
     assert result.code == 2
     assert f"error: --save-files: {tmp_path / 'file'} is not a directory" in result.err
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("../../etc/passwd", "passwd"),
+        ("C:\\Windows\\win.ini", "win.ini"),
+        ("...", ""),
+        (" spaced . ", "spaced"),
+        ('a<b>c:d|e?f*g".txt', "a_b_c_d_e_f_g_.txt"),
+        ("com1.tar.gz", "_com1.tar.gz"),
+        ("lpt9", "_lpt9"),
+        ("\u202eevil\u200b.txt\x00", "evil.txt"),
+        ("x" * 300 + ".pdf", "x" * (MAX_NAME_BYTES - 4) + ".pdf"),
+        ("é" * 300, "é" * (MAX_NAME_BYTES // 2)),  # cut on a character, not in one
+    ],
+)
+def test_safe_name_keeps_a_plain_name(given: str, kept: str) -> None:
+    assert safe_name(given) == kept

@@ -27,7 +27,8 @@ from a2a_anyio._model import Artifact, FilePart, Message, Task
 from a2a_anyio.cli._errors import FAILURE, OK, UsageError
 from a2a_anyio.cli._render import Printer
 
-#: The longest name written, in UTF-8 bytes (file systems allow 255; a suffix needs room).
+#: The longest name made from an agent's, in UTF-8 bytes (file systems allow 255; a number
+#: added to it needs room).
 MAX_NAME_BYTES = 200
 _MAX_TRIES = 1000
 _SEPARATORS = re.compile(r"[/\\]")
@@ -81,12 +82,12 @@ def safe_name(name: str) -> str:
     name = _SEPARATORS.split(name)[-1]
     name = "".join(c for c in name if unicodedata.category(c) not in _INVISIBLE)
     name = _REFUSED.sub("_", name).strip().lstrip(".").rstrip(". ")
+    stem, suffix = _split(name)
+    budget = MAX_NAME_BYTES - len(suffix.encode())
+    name = stem.encode()[:budget].decode("utf-8", "ignore") + suffix
     if name.split(".", 1)[0].upper() in _RESERVED:
         name = "_" + name
-    stem, suffix = _split(name)
-    while len((stem + suffix).encode()) > MAX_NAME_BYTES:
-        stem, suffix = (stem[:-1], suffix) if stem else (suffix[1:], "")
-    return stem + suffix
+    return name
 
 
 def _split(name: str) -> tuple[str, str]:
