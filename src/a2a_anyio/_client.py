@@ -48,6 +48,7 @@ from a2a_anyio._dialects import (
 from a2a_anyio._dialects._values import UNEXPECTED_SHAPE
 from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
 from a2a_anyio._errors import (
+    A2AAuthError,
     A2AClientError,
     A2AHTTPError,
     A2AProtocolError,
@@ -788,7 +789,7 @@ class A2AClient:
 
         Raises:
             A2AProtocolError: ``url`` is not an absolute http(s) URL, or the body is too large.
-            A2AHTTPError: a status that is not 2xx.
+            A2AHTTPError: a status that is not 2xx (``A2AAuthError``: 401 or 403).
             A2AClientError: any other failure of the request.
         """
         self._check_open()
@@ -800,7 +801,8 @@ class A2AClient:
             resp = await self._http.request("GET", url, credentials=creds, context=call.context)
         if not 200 <= resp.status < 300:
             body = resp.content[:512].decode("utf-8", "replace")
-            raise A2AHTTPError(status_code=resp.status, body=body, **call.context)
+            error = A2AAuthError if resp.status in (401, 403) else A2AHTTPError
+            raise error(status_code=resp.status, body=body, **call.context)
         return resp
 
     # -- operations -----------------------------------------------------------------------

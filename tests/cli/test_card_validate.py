@@ -10,7 +10,7 @@ import pytest
 
 from a2a_anyio.testing import FakeAgent
 
-from .conftest import cli, run
+from .conftest import GOOD_TOKEN, cli, run
 
 pytestmark = pytest.mark.anyio
 
@@ -68,3 +68,14 @@ def test_a_card_file_the_client_cannot_read_is_checked(tmp_path: Path) -> None:
     ]
     shown = cli("-a", str(path), "card")  # without --validate: the client's own error
     assert shown.code == 1 and "agent card has no name" in shown.err
+
+
+def test_a_card_behind_a_login_or_nowhere_fails_as_card_does(auth_server: str) -> None:
+    refused = cli("-a", f"{auth_server}/private/", "card", "--validate")
+    assert refused.code == 4, refused.err  # authentication, with its hint
+    assert "hint: pass --bearer TOKEN" in refused.err
+    allowed = cli("-a", f"{auth_server}/private/", "--bearer", GOOD_TOKEN, "card", "--validate")
+    assert allowed.code == 0, allowed.err
+    missing = cli("-a", f"{auth_server}/nothing/", "card", "--validate")
+    assert missing.code == 3, missing.err
+    assert "no agent card found" in missing.err

@@ -344,16 +344,13 @@ class Context:
         failures = []
         for url in card_urls(client.url):  # where the client looks for it, in that order
             try:
-                resp = await client._fetch(url)
+                return loads((await client._fetch(url)).content), url
             except A2AHTTPError as exc:
                 if exc.status_code != 404:
                     raise
                 failures.append(f"{url}: HTTP 404")
-                continue
-            try:
-                return loads(resp.content), url
             except ValueError as exc:
-                raise A2ADiscoveryError(f"the agent card at {url} is not JSON: {exc}") from exc
+                failures.append(f"{url}: not JSON ({exc})")
         found = "; ".join(failures)
         raise A2ADiscoveryError(f"no agent card found ({found})", not_found=True, agent=client.url)
 
