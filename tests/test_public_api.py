@@ -122,6 +122,7 @@ LOADED_ON_FIRST_USE = frozenset(
         "a2a_anyio._cookies",
         "a2a_anyio._bindings.paths",
         "a2a_anyio._bindings.rest",
+        "a2a_anyio._card_check",
         "a2a_anyio._dialects.legacy",
         "a2a_anyio._dialects.plain",
         "a2a_anyio._dialects.v03_rest",

@@ -67,6 +67,7 @@ from a2a_anyio._stream import MessageStream
 
 if _TYPE_CHECKING:
     from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
+    from a2a_anyio._card_check import CardProblem, check_card
     from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
     from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
     from a2a_anyio._pool import AgentPool, FanOutStream, fan_out, fan_out_stream
@@ -82,12 +83,14 @@ __version__ = "0.1.0"
 # Fan-out, pools, the registry and the sync facade pull in more of anyio (memory streams,
 # threads) than a single client needs; card signing is JWS, JWKS and JCS; the auth schemes
 # are not needed by a client given a plain ``auth=`` value or none, nor the one-shot helpers
-# by a program that makes its own client.
+# by a program that makes its own client, nor the card checks by one that only calls agents.
 _LAZY = {
     "ApiKey": "a2a_anyio._auth_schemes",
     "Basic": "a2a_anyio._auth_schemes",
     "Bearer": "a2a_anyio._auth_schemes",
     "OAuth2ClientCredentials": "a2a_anyio._auth_schemes",
+    "CardProblem": "a2a_anyio._card_check",
+    "check_card": "a2a_anyio._card_check",
     "AgentResult": "a2a_anyio._fanout",
     "FanOutStream": "a2a_anyio._pool",
     "MergedStreams": "a2a_anyio._fanout",
@@ -165,6 +168,7 @@ __all__ = [
     "Basic",
     "Bearer",
     "CLIENT_TIMEOUT",
+    "CardProblem",
     "CardVerifier",
     "ClientOptions",
     "ContentTypeNotSupportedError",
@@ -220,6 +224,7 @@ __all__ = [
     "__version__",
     "cancel_task",
     "canonicalize",
+    "check_card",
     "discover",
     "fan_out",
     "fan_out_stream",

@@ -48,7 +48,9 @@ from a2a_anyio._dialects import (
 from a2a_anyio._dialects._values import UNEXPECTED_SHAPE
 from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
 from a2a_anyio._errors import (
+    A2AAuthError,
     A2AClientError,
+    A2AHTTPError,
     A2AProtocolError,
     UnsupportedOperationError,
 )
@@ -61,8 +63,10 @@ from a2a_anyio._http import (
     DEFAULT_TIMEOUT,
     AsyncClient,
     HttpTransport,
+    RawResponse,
     VerifyTypes,
     check_url,
+    url_problem,
     warn_unverified,
 )
 from a2a_anyio._intercept import Interceptor, Interceptors, StreamInterception, applied
@@ -833,6 +837,31 @@ class A2AClient:
         with self._deadline("ping", timeout) as call:
             await self._http.request("GET", url, credentials=creds, context=call.context)
         return (time.perf_counter() - start) * 1000.0
+
+    async def _fetch(self, url: str, *, timeout: Timeout = CLIENT_TIMEOUT) -> RawResponse:
+        """GET ``url`` (a file part's, a card's) as every request of this client goes: its
+        credentials only to the agent's origins (the ``cross_origin`` policy for the others),
+        redirects bounded and checked hop by hop, the body at most ``max_response_bytes``;
+        within ``timeout`` (by default the client's). For the command line's
+        ``--save-files`` and ``card --validate``.
+
+        Raises:
+            A2AProtocolError: ``url`` is not an absolute http(s) URL, or the body is too large.
+            A2AHTTPError: a status that is not 2xx (``A2AAuthError``: 401 or 403).
+            A2AClientError: any other failure of the request.
+        """
+        self._check_open()
+        problem = url_problem(url)
+        if problem is not None:
+            raise A2AProtocolError(f"the URL {problem}")
+        creds = self._credentials_for(None)
+        with self._deadline("fetch", timeout) as call:
+            resp = await self._http.request("GET", url, credentials=creds, context=call.context)
+        if not 200 <= resp.status < 300:
+            body = resp.content[:512].decode("utf-8", "replace")
+            error = A2AAuthError if resp.status in (401, 403) else A2AHTTPError
+            raise error(status_code=resp.status, body=body, **call.context)
+        return resp
 
     # -- operations -----------------------------------------------------------------------
 

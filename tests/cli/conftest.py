@@ -2,7 +2,8 @@
 
 The a2a-sdk servers come from the interop suite; ``auth_server`` is a tiny stdlib HTTP server
 that wants ``Authorization: Bearer good`` and answers everything else with 401; ``raw_agent``
-is one whose answers are JSON text written by hand, with escapes no JSON encoder writes.
+is one whose answers are JSON text written by hand, with escapes no JSON encoder writes;
+``FileServer`` serves files, beside a FakeAgent on its origin or on an origin of its own.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,6 +25,8 @@ from typing import Any
 import anyio.to_thread
 import pytest
 
+from a2a_anyio._asgi import Receive, Scope, Send, send_response
+from a2a_anyio.testing import FakeAgent, serve_app
 from tests.interop.conftest import (  # noqa: F401
     compat_server,
     fasta2a_server,
@@ -257,3 +261,39 @@ groups:
         HOME=str(tmp_path),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
     )
+
+
+@dataclass
+class FileServer:
+    """An ASGI app that serves ``files`` (path -> status, body, headers; a body of several
+    chunks is streamed, without a length) and records each file request's headers; any other
+    path goes to ``agent`` (else 404)."""
+
+    agent: FakeAgent | None = None
+    files: dict[str, tuple[int, bytes | list[bytes], dict[str, str]]] = field(default_factory=dict)
+    seen: dict[str, dict[str, str]] = field(default_factory=dict)
+    url: str = ""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path in self.files:
+            self.seen[path] = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            status, body, headers = self.files[path]
+            if isinstance(body, bytes):
+                rest = dict(headers)
+                ctype = rest.pop("Content-Type", "application/octet-stream")
+                await send_response(send, status, body, ctype, rest)
+                return
+            await send({"type": "http.response.start", "status": status, "headers": []})
+            for chunk in body:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif self.agent is not None:
+            await self.agent(scope, receive, send)
+        elif scope["type"] == "http":
+            await send_response(send, 404, b"Not Found", "text/plain")
+
+    @asynccontextmanager
+    async def serve(self) -> AsyncIterator[FileServer]:
+        async with serve_app(self) as self.url:
+            yield self

@@ -11,10 +11,11 @@ the session types it there again.
 
 The servers are the ones the page names, started afresh for each session on 127.0.0.1: the
 a2a-sdk servers of ``tests/interop/sdk_server.py`` (strict v1.0, v0.3 compatibility, slow),
-the 401 server of ``tests/cli/conftest.py``, a closed port and a hostile FakeAgent. The page
+the 401 server of ``tests/cli/conftest.py``, a closed port, a hostile FakeAgent and one that
+answers with files (behind a ``FileServer`` of its origin, ``tests/cli/conftest.py``). The page
 shows them at fixed ports (``DOC_PORTS``); the session maps those to the real ones both
 ways. A session's working directory holds the files the page uses (``agents.yaml``,
-``bad.yaml``, ``pipe.yaml``, ``notes.txt``).
+``bad.yaml``, ``pipe.yaml``, ``notes.txt``, ``broken-card.json``).
 
 Outputs hold values that change from run to run (ids, times, durations); ``normalize`` blanks
 them, so two runs of an unchanged command compare equal. Ids a later command reuses (``task
@@ -44,12 +45,14 @@ from anyio.from_thread import start_blocking_portal
 from a2a_anyio.cli._chat import PROMPT
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
 from tests.cli._pty import run_in_pty
+from tests.cli.conftest import FileServer, _AuthHandler
 
 from .blocks import ROOT, Block
 
 DOC = ROOT / "docs" / "cli.md"
 DOC_PORTS = {"strict": 41000, "compat": 41001, "slow": 41002, "auth": 41003, "down": 41004}
 DOC_PORTS["hostile"] = 41005
+DOC_PORTS["files"] = 41006
 SDK_SERVER = ROOT / "tests" / "interop" / "sdk_server.py"
 START_TIMEOUT = 60.0
 COLUMNS = "100"
@@ -60,7 +63,7 @@ _VOLATILE = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"), "<time>"),
     (re.compile(r"\b\d+(\.\d+)?( ?(ms|s))\b"), "<duration>"),
     (re.compile(r"(Next cursor: |\"nextPageToken\": \")[A-Za-z0-9_=-]+"), r"\1<cursor>"),
-    (re.compile(r"127\.0\.0\.1:(?!4100[0-5]\b)\d+"), "127.0.0.1:<port>"),  # the demo's agents
+    (re.compile(r"127\.0\.0\.1:(?!4100[0-6]\b)\d+"), "127.0.0.1:<port>"),  # the demo's agents
     (re.compile("[\u2800-\u28ff]"), "<spinner>"),  # a frame of a spinner
 ]
 
@@ -90,6 +93,28 @@ agents:
     tokn_env: A_TOKEN
 """
 NOTES = "Minutes of Monday's meeting: ship on Friday.\n"
+BROKEN_CARD = """\
+{
+  "name": "Broken Agent",
+  "description": "A card with mistakes",
+  "version": "1.0.0",
+  "supportedInterfaces": [
+    {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+    {"url": "agent.example.com/rpc", "protocolBinding": "GRCP", "protocolVersion": "1"}
+  ],
+  "capabilities": {"streaming": "yes"},
+  "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+  "securityRequirements": [{"schemes": {"oauth": {}}}],
+  "defaultInputModes": ["text"],
+  "defaultOutputModes": ["text/plain"],
+  "skills": [
+    {"id": "echo", "name": "Echo", "description": "Echoes", "tags": []},
+    {"id": "echo", "name": "Echo again", "description": "Echoes twice", "tags": []}
+  ]
+}
+"""
+REPORT_PDF = b"%PDF-1.7 (the quarterly report)\n"
+FIGURES_CSV = b"quarter,revenue\nQ1,120\nQ2,135\n"
 
 
 def normalize(text: str) -> str:
@@ -117,6 +142,34 @@ def _hostile_agent() -> FakeAgent:
         yield artifact(text, name="report")
 
     return agent
+
+
+def _files_agent() -> FakeAgent:
+    """An agent that answers with a report: a PDF inline, its figures by URL on its own
+    origin, and, asked for the appendix, a URL that is not there."""
+    agent = FakeAgent(name="Report Agent", description="Writes reports, with files")
+
+    @agent.skill("report", name="Report", description="A report as a PDF, its figures as CSV")
+    async def report(ctx: SkillContext) -> AsyncIterator[Emit]:
+        base = f"http://{ctx.headers['host']}/files"
+        yield status("working", "writing")
+        yield artifact(
+            file=REPORT_PDF, media_type="application/pdf", filename="report.pdf", name="report"
+        )
+        yield artifact(url=f"{base}/figures.csv", media_type="text/csv", name="figures")
+        if "appendix" in ctx.text:
+            yield artifact(url=f"{base}/appendix.pdf", media_type="application/pdf")
+
+    return agent
+
+
+@contextlib.asynccontextmanager
+async def _serve_files_agent() -> AsyncIterator[str]:
+    """The files agent served behind a FileServer of its origin; its base URL."""
+    agent = _files_agent()
+    server = FileServer(agent, files={"/files/figures.csv": (200, FIGURES_CSV, {})})
+    async with agent, server.serve():
+        yield server.url
 
 
 def _start_sdk_servers(specs: dict[str, list[str]]) -> dict[str, tuple[subprocess.Popen[str], str]]:
@@ -221,7 +274,6 @@ class Session:
         for name, (proc, url) in servers.items():
             self._stack.callback(_stop, proc)
             urls[name] = url
-        from tests.cli.conftest import _AuthHandler
 
         auth = ThreadingHTTPServer(("127.0.0.1", 0), _AuthHandler)
         thread = threading.Thread(target=auth.serve_forever, daemon=True)
@@ -235,6 +287,9 @@ class Session:
             portal.wrap_async_context_manager(_hostile_agent().serve())
         )
         urls["hostile"] = hostile.url
+        urls["files"] = self._stack.enter_context(
+            portal.wrap_async_context_manager(_serve_files_agent())
+        )
         # the page's port -> this run's, and back
         self.ports = {DOC_PORTS[n]: int(u.rsplit(":", 1)[1]) for n, u in urls.items()}
 
@@ -262,6 +317,7 @@ class Session:
         (self.workdir / "agents.yaml").write_text(self.to_run(REGISTRY))
         (self.workdir / "bad.yaml").write_text(self.to_run(BAD_REGISTRY))
         (self.workdir / "notes.txt").write_text(NOTES)
+        (self.workdir / "broken-card.json").write_text(BROKEN_CARD)
         os.mkfifo(self.workdir / "pipe.yaml")
 
     # -- the page's form and this run's ---------------------------------------------------

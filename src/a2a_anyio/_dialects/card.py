@@ -20,15 +20,16 @@ from a2a_anyio._model import (
 )
 
 # v1.0 one-of wrapper -> the OpenAPI-style ``type`` of pre-1.0 cards.
-_WRAPPERS = {
+SCHEME_WRAPPERS = {
     "apiKeySecurityScheme": "apiKey",
     "httpAuthSecurityScheme": "http",
     "oauth2SecurityScheme": "oauth2",
     "openIdConnectSecurityScheme": "openIdConnect",
     "mtlsSecurityScheme": "mutualTLS",
 }
-_WRAPPER_OF = {kind: wrapper for wrapper, kind in _WRAPPERS.items()}
-_BINDINGS = {"JSONRPC": "JSONRPC", "HTTP+JSON": "HTTP+JSON", "REST": "HTTP+JSON", "GRPC": "GRPC"}
+_WRAPPER_OF = {kind: wrapper for wrapper, kind in SCHEME_WRAPPERS.items()}
+#: The protocol's binding names (the values), and the spellings cards use for them (the keys).
+BINDINGS = {"JSONRPC": "JSONRPC", "HTTP+JSON": "HTTP+JSON", "REST": "HTTP+JSON", "GRPC": "GRPC"}
 
 
 def parse_card(value: Any) -> AgentCard:
@@ -68,7 +69,7 @@ def parse_card(value: Any) -> AgentCard:
         raise A2ADiscoveryError(f"agent card {shown(name)} is malformed: {exc.message}") from exc
 
 
-def _version(raw: Any) -> str | None:
+def major_minor(raw: Any) -> str | None:
     """Major.Minor of a version string ("0.3.0" -> "0.3", "1.0.1" -> "1.0")."""
     if not isinstance(raw, str) or not raw.strip():
         return None
@@ -83,7 +84,7 @@ def _interfaces(card: JSONDict) -> list[AgentInterface]:
     url = v.text(card, "url")
     if not url:
         return []
-    version = _version(card.get("protocolVersion"))
+    version = major_minor(card.get("protocolVersion"))
     if _is_python_a2a(card):
         version = "python-a2a"  # whatever version it claims: its server routes by path
     elif version is None:
@@ -99,7 +100,7 @@ def _interfaces(card: JSONDict) -> list[AgentInterface]:
 
 def _binding(name: str | None) -> str:
     name = name or "JSONRPC"
-    return _BINDINGS.get(name.upper(), name)
+    return BINDINGS.get(name.upper(), name)
 
 
 def read_interface(value: Any) -> AgentInterface | None:
@@ -113,7 +114,7 @@ def read_interface(value: Any) -> AgentInterface | None:
     return AgentInterface(
         url=url,
         binding=_binding(binding),
-        protocol_version=_version(v.field(d, "protocolVersion", "protocol_version")),
+        protocol_version=major_minor(v.field(d, "protocolVersion", "protocol_version")),
         tenant=v.text(d, "tenant") or None,
     )
 
@@ -250,9 +251,9 @@ def read_scheme(value: Any) -> SecurityScheme:
     oneof = d.get("scheme")
     if kind is None and isinstance(oneof, dict) and isinstance(oneof.get("value"), dict):
         # A protobuf-ts oneof written out as is (the JS SDK): {"$case": wrapper, "value": {...}}
-        kind, body = _WRAPPERS.get(str(oneof.get("$case")), "unknown"), oneof["value"]
+        kind, body = SCHEME_WRAPPERS.get(str(oneof.get("$case")), "unknown"), oneof["value"]
     if kind is None:
-        for wrapper, name in _WRAPPERS.items():
+        for wrapper, name in SCHEME_WRAPPERS.items():
             if isinstance(d.get(wrapper), dict):
                 kind, body = name, d[wrapper]
                 break
@@ -392,7 +393,7 @@ def candidates(
     wanted = _family(protocol)
     raw = card.raw
     guesses: tuple[str, ...] = ()
-    if "supportedInterfaces" not in raw and _version(raw.get("protocolVersion")) is None:
+    if "supportedInterfaces" not in raw and major_minor(raw.get("protocolVersion")) is None:
         guesses = () if _is_python_a2a(raw) else versionless(raw, card_url)
     out: list[AgentInterface] = []
     for name in bindings:

@@ -9,6 +9,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from a2a_anyio._card_check import card_version, check_card
+from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import install_extra
 from a2a_anyio._limits import loads
@@ -24,6 +26,7 @@ from a2a_anyio._model import (
     TextPart,
 )
 from a2a_anyio._stream import MessageStream
+from a2a_anyio.cli import _files as files
 from a2a_anyio.cli import _render as r
 from a2a_anyio.cli._context import Context, Target, read_input
 from a2a_anyio.cli._errors import FAILURE, OK, Failure, UsageError
@@ -98,6 +101,8 @@ def message_metadata(ctx: Context) -> dict[str, Any] | None:
 
 
 async def card(ctx: Context) -> int:
+    if ctx.args.validate and not ctx.args.extended:
+        return _validate(ctx, *await ctx.raw_card())
     target = ctx.target()
     if target.card is not None and not ctx.args.extended:
         data = target.card
@@ -110,11 +115,33 @@ async def card(ctx: Context) -> int:
             else await ctx.card(client, target)
         )
         data = parsed.raw
+    if ctx.args.validate:  # the extended card: read, it came from the agent's interface
+        return _validate(ctx, data, target.url)
     if ctx.p.json_mode:
         ctx.p.json(data)
     else:
         r.print_card(ctx.p, parsed)
     return OK
+
+
+def _validate(ctx: Context, data: Any, card_url: str | None) -> int:
+    """``card --validate``: each problem of the card on a line; exit 1 if there is any."""
+    problems = check_card(data, card_url=card_url)
+    version = card_version(data, card_url)
+    what = f"this {'tasks/send (legacy)' if version == 'legacy' else 'A2A ' + version} card"
+    if ctx.p.json_mode:
+        listed = [{"path": x.path, "message": x.message, "kind": x.kind} for x in problems]
+        ctx.p.json({"version": version, "problems": listed})
+    else:
+        for problem in problems:
+            ctx.p.line(str(problem))
+        if not problems:
+            ctx.p.line(f"No problems found in {what}.")
+    if not problems:
+        return OK
+    count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+    ctx.p.error(f"{count} in {what}")
+    return FAILURE
 
 
 # -- send and streams ------------------------------------------------------------------------
@@ -148,13 +175,14 @@ async def send(ctx: Context) -> int:
         "context_id": a.context_id,
         "task_id": a.task_id,
     }
+    save_to = files.directory(a.save_files) if a.save_files else None
     if a.stream:
         streaming = True
         if client.url is not None:
             streaming = (await ctx.card(client, target)).capabilities.streaming
         if streaming:
             stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
-            return await _follow(ctx, target, stream)
+            return await _follow(ctx, target, stream, client, save_to)
         ctx.p.note("note: the agent does not stream; sending without --stream")
     blocking = not a.no_wait
     with waiting(ctx.p) if blocking else nullcontext():
@@ -163,16 +191,32 @@ async def send(ctx: Context) -> int:
         result = await client.send_message(
             message, blocking=blocking, timeout=a.timeout or None, **options
         )
+    saved = await files.save_files(client, result, save_to) if save_to else None
     if ctx.p.json_mode:
-        (ctx.p.jsonl if a.stream else ctx.p.json)(r.response(result))
+        doc = r.response(result)
+        if saved is not None:
+            doc["savedFiles"] = [f.to_dict() for f in saved]
+        (ctx.p.jsonl if a.stream else ctx.p.json)(doc)
     else:
         r.print_result(ctx.p, result, resume=ctx.resume_hint(target))
     _outcome(ctx, result)
-    return OK
+    return _shown(ctx, saved)
 
 
-async def _follow(ctx: Context, target: Target, stream: MessageStream) -> int:
-    """Consume a stream: JSON Lines, plain events, or a live view; then the outcome."""
+def _shown(ctx: Context, saved: list[files.SavedFile] | None) -> int:
+    """The files saved, shown (``--save-files``); the exit status."""
+    return OK if saved is None else files.show(ctx.p, saved, ctx.debug.redact)
+
+
+async def _follow(
+    ctx: Context,
+    target: Target,
+    stream: MessageStream,
+    client: A2AClient | None = None,
+    save_to: Path | None = None,
+) -> int:
+    """Consume a stream: JSON Lines, plain events, or a live view; then the outcome, and
+    the final task's files saved into ``save_to`` (with ``client``)."""
     p = ctx.p
     row = AgentRow(target.name, target.url)
     last: StreamEvent | None = None
@@ -194,6 +238,11 @@ async def _follow(ctx: Context, target: Target, stream: MessageStream) -> int:
         final = last
     if final is None:
         return OK
+    saved = None
+    if client is not None and save_to is not None:
+        saved = await files.save_files(client, final, save_to)
+        if p.json_mode:
+            p.jsonl({"savedFiles": [f.to_dict() for f in saved]})
     if not p.json_mode:
         if p.rich:
             r.print_result(p, final, resume=ctx.resume_hint(target))
@@ -205,13 +254,14 @@ async def _follow(ctx: Context, target: Target, stream: MessageStream) -> int:
                 if final.state.is_interrupted:
                     p.field("Resume", ctx.resume_hint(target).replace("{task_id}", final.id))
     _outcome(ctx, final)
-    return OK
+    return _shown(ctx, saved)
 
 
 async def task_get(ctx: Context) -> int:
     a = ctx.args
     target = ctx.target()
     client = await ctx.client(target)
+    save_to = files.directory(a.save_files) if a.save_files else None
     if a.wait:
         got = await client.wait(
             a.task_id, timeout=a.timeout or None, poll_interval=a.poll_interval,
@@ -221,11 +271,15 @@ async def task_get(ctx: Context) -> int:
             got = await client.get_task(a.task_id, history_length=a.history)
     else:
         got = await client.get_task(a.task_id, history_length=a.history)
+    saved = await files.save_files(client, got, save_to) if save_to else None
     if ctx.p.json_mode:
-        ctx.p.json(r.wire(got))
+        doc = r.wire(got)
+        if saved is not None:
+            doc = {**doc, "savedFiles": [f.to_dict() for f in saved]}
+        ctx.p.json(doc)
     else:
         r.print_task(ctx.p, got, resume=ctx.resume_hint(target), history=a.history is not None)
-    return OK
+    return _shown(ctx, saved)
 
 
 async def task_cancel(ctx: Context) -> int:

@@ -15,10 +15,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from a2a_anyio._auth import Origin, origin_of
-from a2a_anyio._card import MAX_CARD_BYTES
+from a2a_anyio._card import MAX_CARD_BYTES, card_urls
 from a2a_anyio._client import A2AClient, ClientArguments
 from a2a_anyio._dialects.card import parse_card
-from a2a_anyio._errors import A2AClientError
+from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, A2AHTTPError
 from a2a_anyio._http import make_client
 from a2a_anyio._limits import loads, read_file
 from a2a_anyio._model import AgentCard
@@ -327,14 +327,32 @@ class Context:
         )
 
     def _card_file(self, ref: str, path: Path) -> Target:
-        raw = read_input(path, "-a", MAX_CARD_BYTES)
-        try:
-            data = loads(raw)
-        except ValueError as exc:
-            raise UsageError(f"-a: the card file {path} is not JSON: {exc}") from exc
+        data = _card_json(path)
         card = parse_card(data)
         options: ClientArguments = {"card": data, "url": card.interfaces[0].url}
         return self._target(ref, options, card=data)
+
+    async def raw_card(self) -> tuple[Any, str | None]:
+        """The one agent's card as its JSON, not read into a card (which would refuse a card
+        too broken to use), and the URL it came from (None for a card file)."""
+        refs = self.args.agent or []
+        if len(refs) == 1 and (path := _card_path(refs[0])) is not None:
+            return _card_json(path), None
+        client = await self.client(self.target())
+        if client.url is None:
+            raise UsageError("--endpoint names a service without a card: give -a URL")
+        failures = []
+        for url in card_urls(client.url):  # where the client looks for it, in that order
+            try:
+                return loads((await client._fetch(url)).content), url
+            except A2AHTTPError as exc:
+                if exc.status_code != 404:
+                    raise
+                failures.append(f"{url}: HTTP 404")
+            except ValueError as exc:
+                failures.append(f"{url}: not JSON ({exc})")
+        found = "; ".join(failures)
+        raise A2ADiscoveryError(f"no agent card found ({found})", not_found=True, agent=client.url)
 
     def _target(
         self,
@@ -428,6 +446,15 @@ def _origin(url: str) -> Origin | None:
         return origin_of(url)
     except ValueError:  # a port that is no number: the client refuses the URL itself
         return None
+
+
+def _card_json(path: Path) -> Any:
+    """The JSON of a card file (``-a card.json``)."""
+    raw = read_input(path, "-a", MAX_CARD_BYTES)
+    try:
+        return loads(raw)
+    except ValueError as exc:
+        raise UsageError(f"-a: the card file {path} is not JSON: {exc}") from exc
 
 
 def _card_path(ref: str) -> Path | None:

@@ -263,6 +263,13 @@ def _message_options(p: argparse.ArgumentParser) -> None:
     p.set_defaults(parts=None)
 
 
+def _save_files(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--save-files", metavar="DIR",
+        help="write the files of the task's artifacts (or of the agent's message) into DIR",
+    )  # fmt: skip
+
+
 # -- commands --------------------------------------------------------------------------------
 
 
@@ -339,6 +346,10 @@ def build_parser() -> Parser:
         "--extended", action="store_true",
         help="fetch the authenticated extended card (send your credentials)",
     )  # fmt: skip
+    p.add_argument(
+        "--validate", action="store_true",
+        help="list what the card gets wrong for the A2A version it claims (exit 1 if anything)",
+    )  # fmt: skip
     _leaf(p)
 
     p = _add(
@@ -358,6 +369,7 @@ def build_parser() -> Parser:
         "--async", "--no-wait", "--return-immediately", dest="no_wait", action="store_true",
         help="return as soon as the agent accepted the message (poll with 'task get --wait')",
     )  # fmt: skip
+    _save_files(p)
     _leaf(p)
 
     p = _add(
@@ -402,6 +414,7 @@ def build_parser() -> Parser:
         "--poll-interval", type=_seconds, default=1.0, metavar="SECONDS",
         help="the first wait between polls (default: 1; it grows up to 2 s)",
     )  # fmt: skip
+    _save_files(g)
     _leaf(g)
     c = _add(tsub, "cancel", cmd.task_cancel, "ask the agent to cancel a task")
     c.add_argument("task_id", metavar="TASK_ID", help="the task's id")
