@@ -69,7 +69,13 @@ from a2a_anyio._http import (
     url_problem,
     warn_unverified,
 )
-from a2a_anyio._intercept import Interceptor, Interceptors, StreamInterception, applied
+from a2a_anyio._intercept import (
+    Interceptor,
+    Interceptors,
+    Operation,
+    StreamInterception,
+    arguments,
+)
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -318,6 +324,29 @@ _PREPARED = frozenset(inspect.signature(prepare_send).parameters) - {"message"}
 
 def _refuse(name: str, value: Any, accepted: str) -> NoReturn:
     raise TypeError(f"{name} must be {accepted}, not {type(value).__name__}")
+
+
+def applied(op: Operation, args: OpArgs, credentials: Credentials) -> tuple[OpArgs, Credentials]:
+    """The arguments and credentials of an operation as its interceptors left them: a
+    send's checked and made as ``send_message`` does (``prepare_send``), headers checked
+    as ``headers=`` are.
+
+    Raises:
+        TypeError: an argument the operation has not, or a send's of the wrong type.
+        ValueError: a message that cannot be made into a ``Message``; a header that cannot
+            be sent.
+    """
+    if op.arguments != arguments(args):
+        if isinstance(args, Send):
+            args = Send(*prepare_send(**op.arguments))
+        elif args is None:
+            raise TypeError(f"{op.name} takes no arguments, not {', '.join(op.arguments)}")
+        else:
+            args = type(args)(**op.arguments)
+    if op.headers != credentials.call_headers:
+        check_headers("an interceptor's headers", op.headers)
+        credentials = credentials._replace(call_headers=dict(op.headers))
+    return args, credentials
 
 
 class A2AClient:

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from a2a_anyio._auth import Credentials, check_headers
-from a2a_anyio._dialects.ops import OpArgs, Send, SendConfig
+from a2a_anyio._auth import Credentials
+from a2a_anyio._dialects.ops import OpArgs, Send
 from a2a_anyio._model import Message, StreamEvent, Task
 
 _HOOKS = ("before", "after", "event")
@@ -25,7 +25,8 @@ class Operation:
     ``"wait"``), None for one the user called. ``agent`` is the agent's URL.
 
     ``before`` may change ``arguments`` (the operation's, by name: ``message``,
-    ``metadata``, ``task_id``...) and ``headers`` (those of this call: its ``headers=`` over
+    ``metadata``, ``task_id``...; checked and made as the caller's are, so that a send's
+    ``message`` may be a str) and ``headers`` (those of this call: its ``headers=`` over
     the ``request_headers`` blocks it runs in; the client's own credentials are not shown),
     or answer with ``respond(result)`` instead of sending. ``after`` sees ``result`` or
     ``error`` and may replace either (``respond``, or ``error = ...``). ``state`` is the
@@ -86,17 +87,6 @@ def arguments(args: OpArgs) -> dict[str, Any]:
     if isinstance(args, Send):
         named.update(named.pop("config")._asdict())
     return named
-
-
-def rebuilt(args: OpArgs, named: dict[str, Any]) -> OpArgs:
-    """``args`` as an interceptor left them (``TypeError`` for an argument the operation
-    has not)."""
-    if args is None:
-        return None
-    if isinstance(args, Send):
-        rest = dict(named)
-        return Send(rest.pop("message"), SendConfig(**rest))
-    return type(args)(**named)
 
 
 class Interceptors:
@@ -179,21 +169,6 @@ class Interceptors:
     def stream(self, op: Operation) -> StreamInterception:
         """The hooks of one stream."""
         return StreamInterception(self, op)
-
-
-def applied(op: Operation, args: OpArgs, credentials: Credentials) -> tuple[OpArgs, Credentials]:
-    """The arguments and credentials of an operation as its interceptors left them.
-
-    Raises:
-        TypeError: an argument the operation has not.
-        ValueError: a header that cannot be sent, as for ``headers=``.
-    """
-    if op.arguments != arguments(args):
-        args = rebuilt(args, op.arguments)
-    if op.headers != credentials.call_headers:
-        check_headers("an interceptor's headers", op.headers)
-        credentials = credentials._replace(call_headers=dict(op.headers))
-    return args, credentials
 
 
 class StreamInterception:

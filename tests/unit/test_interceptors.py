@@ -359,3 +359,47 @@ def test_the_sync_facade_runs_interceptors(backend: str) -> None:
         ("a", "after", "stream"),
     ]
     assert threading.current_thread().name not in threads  # they run in the client's loop
+
+
+class Rewrite(Interceptor):
+    """Sets one argument of each send, and of every other operation, to ``value``."""
+
+    def __init__(self, name: str, value: Any) -> None:
+        self.name, self.value = name, value
+
+    def before(self, op: Operation) -> None:
+        if self.value is None:
+            del op.arguments[self.name]
+        else:
+            op.arguments[self.name] = self.value
+
+
+async def test_arguments_an_interceptor_sets_are_checked_and_made_as_the_callers_are() -> None:
+    agent = FakeAgent()
+    async with client_of(agent, interceptors=[Rewrite("message", "instead")]) as client:
+        sent = await client.send_message("hi")
+        async with client.stream_message("hi") as stream:
+            await stream.result()
+    assert [r.params["message"]["parts"][0]["text"] for r in agent.requests if r.params] == [
+        "instead",
+        "instead",
+    ]
+    assert isinstance(sent, Task)
+    refused = [
+        (Rewrite("message", 42), ValueError, "message cannot be of type int: a message is a str"),
+        (Rewrite("metadata", "x"), TypeError, "metadata must be a mapping"),
+        (Rewrite("message", None), TypeError, "message"),
+        (Rewrite("colour", "blue"), TypeError, "colour"),
+    ]
+    for interceptor, error, match in refused:
+        agent.clear_requests()
+        async with client_of(agent, interceptors=[interceptor]) as client:
+            with pytest.raises(error, match=match):
+                await client.send_message("hi")
+            with pytest.raises(error, match=match):
+                async with client.stream_message("hi"):
+                    pass
+            if interceptor.name == "colour":
+                with pytest.raises(TypeError, match="colour"):
+                    await client.get_extended_card()
+        assert [r.op for r in agent.requests if r.op != "card"] == []
