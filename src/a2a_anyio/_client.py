@@ -343,10 +343,19 @@ def applied(op: Operation, args: OpArgs, credentials: Credentials) -> tuple[OpAr
             raise TypeError(f"{op.name} takes no arguments, not {', '.join(op.arguments)}")
         else:
             args = type(args)(**op.arguments)
-    if op.headers != credentials.call_headers:
-        check_headers("an interceptor's headers", op.headers)
-        credentials = credentials._replace(call_headers=dict(op.headers))
-    return args, credentials
+    return args, with_headers(op, credentials)
+
+
+def with_headers(op: Operation, credentials: Credentials) -> Credentials:
+    """``credentials`` with the headers the interceptors left ``op`` with.
+
+    Raises:
+        ValueError: a header that cannot be sent, as for ``headers=``.
+    """
+    if op.headers == credentials.call_headers:
+        return credentials
+    check_headers("an interceptor's headers", op.headers)
+    return credentials._replace(call_headers=dict(op.headers))
 
 
 class A2AClient:
@@ -661,19 +670,34 @@ class A2AClient:
         interceptors (``part_of``: the operation it is a look-up of): encode it with the
         codec in use, send it with ``credentials``, decode the answer; after a "wrong
         dialect" answer, again with the next candidate."""
+        result, _ = await self._sent(op, args, credentials, within, timeout, part_of)
+        return result
+
+    async def _sent(
+        self,
+        op: Op,
+        args: OpArgs,
+        credentials: Credentials,
+        within: CallInProgress | None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        part_of: str | None = None,
+    ) -> tuple[Any, Credentials]:
+        """As ``_op``; and the credentials with the headers the interceptors set, those
+        that the call's follow-up goes with."""
         with (
             self._traced(op.value, within) as span,
             self._deadline(op.value, timeout, within=within) as call,
         ):
             if not self._interceptors:
                 result = await self._send(op, args, credentials, call)
-                return span.returned(result, call.context)
+                return span.returned(result, call.context), credentials
             seen = self._interceptors.seen(op.value, call.agent, args, credentials, part_of)
 
             async def send() -> Any:
                 return await self._send(op, *applied(seen, args, credentials), call)
 
-            return span.returned(await self._interceptors.around(seen, send), call.context)
+            result = await self._interceptors.around(seen, send)
+            return span.returned(result, call.context), with_headers(seen, credentials)
 
     async def _send(
         self, op: Op, args: OpArgs, credentials: Credentials, call: CallInProgress
@@ -958,7 +982,8 @@ class A2AClient:
         ):
             # The send's request is the call's own: only the call's deadline bounds it.
             send = Send(msg, config)
-            result: Task | Message = await self._op(Op.SEND, send, creds, call, timeout=None)
+            result: Task | Message
+            result, creds = await self._sent(Op.SEND, send, creds, call, timeout=None)
             if on_event is not None:
                 await _notify(on_event, result)
             if blocking and isinstance(result, Task) and not result.status.state.is_final:
@@ -1013,7 +1038,8 @@ class A2AClient:
             self._traced("wait") as span,
             self._deadline("wait", timeout) as call,
         ):
-            task: Task = await self._op(Op.GET, TaskRef(task_id), creds, call, part_of="wait")
+            task: Task
+            task, creds = await self._sent(Op.GET, TaskRef(task_id), creds, call, part_of="wait")
             if not task.status.state.is_final:
                 task = await self._follow(task, call, None, creds, poll_interval, max_interval)
             return span.returned(task, call.context)

@@ -361,6 +361,21 @@ def test_the_sync_facade_runs_interceptors(backend: str) -> None:
     assert threading.current_thread().name not in threads  # they run in the client's loop
 
 
+@on_mock_clock()
+async def test_a_blocking_sends_and_a_waits_follow_up_carry_their_interceptors_headers() -> None:
+    # The follow-up re-attaches to the task: no operation of its own, as a stream's re-attach.
+    agent = slow_agent(answers_at_once=True)
+    async with client_of(agent, interceptors=[Tenant()]) as client:
+        done = await client.send_message("hi", metadata=SLOW)
+        assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+        task = await client.send_message("hi", metadata=SLOW, blocking=False)
+        assert isinstance(task, Task)
+        assert (await client.wait(task.id)).status.state is TaskState.COMPLETED
+    sent = [(r.op, r.headers.get("x-tenant")) for r in agent.requests if r.op != "card"]
+    assert [op for op, _ in sent] == ["send", "subscribe", "send", "get", "subscribe"]
+    assert {tenant for _, tenant in sent} == {"acme"}
+
+
 class Rewrite(Interceptor):
     """Sets one argument of each send, and of every other operation, to ``value``."""
 
