@@ -841,17 +841,17 @@ class A2AClient:
             self._traced(Op.CALL.value) as span,
             self._deadline(Op.CALL.value, timeout, method=method) as call,
         ):
-            await self._resolve(call, creds)
-            codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
-            if codec is None:
-                raise UnsupportedOperationError(
-                    f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
-                    f" to this client (bindings={list(self.bindings)})",
-                    **call.context,
-                )
             args = Call(method, params, idempotent, stream=on_event is not None)
 
             async def send(args: OpArgs = args, creds: Credentials = creds) -> Any:
+                await self._resolve(call, creds)
+                codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
+                if codec is None:
+                    raise UnsupportedOperationError(
+                        f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
+                        f" to this client (bindings={list(self.bindings)})",
+                        **call.context,
+                    )
                 request = codec.encode(Op.CALL, args)
                 if on_event is None:
                     result = await self._exchange.unary(codec, request, call, self.retry, creds)

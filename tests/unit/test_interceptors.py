@@ -30,6 +30,7 @@ from a2a_anyio import (
     TaskNotFoundError,
     TaskState,
     TextPart,
+    UnsupportedOperationError,
 )
 from a2a_anyio.testing import FakeAgent
 
@@ -418,3 +419,21 @@ async def test_arguments_an_interceptor_sets_are_checked_and_made_as_the_callers
                 with pytest.raises(TypeError, match="colour"):
                     await client.get_extended_card()
         assert [r.op for r in agent.requests if r.op != "card"] == []
+
+
+async def test_a_refused_call_sends_nothing_and_after_sees_what_ends_it() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent()
+    agent.add_method("ext/echo", lambda params: params)
+    async with client_of(agent, interceptors=[Refuse(set())]) as client:
+        with pytest.raises(PermissionError, match="is not an allowed agent"):
+            await client.call("ext/echo", {})
+    assert agent.requests == []  # not even the card: the agent is not one to call
+    rest = FakeAgent(binding="rest")
+    async with client_of(rest, interceptors=[Recorder("a", log)], bindings=("rest",)) as client:
+        with pytest.raises(UnsupportedOperationError, match="offers no JSON-RPC interface"):
+            await client.call("ext/echo", {})
+    assert log == [
+        ("a", "before", "call", None),
+        ("a", "after", "call", "UnsupportedOperationError"),
+    ]
