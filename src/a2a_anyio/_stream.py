@@ -305,7 +305,7 @@ class MessageStream:
         with self._span.current():
             try:
                 if self._hooks is not None:
-                    await self._hooks.begin()
+                    await self._within(self._hooks.begin())
                 # Retried only before the first event, and for a send only if it never left.
                 await self._retry.run(
                     lambda: self._connect(source.open, first=True),
@@ -376,7 +376,7 @@ class MessageStream:
                 if kind is ActionKind.DELIVER or kind is ActionKind.DELIVER_LAST:
                     assert event is not None
                     if self._hooks is not None:
-                        await self._hooks.event(event)
+                        await self._within(self._hooks.event(event))
                     if kind is ActionKind.DELIVER_LAST:
                         await self._finish()
                     return event

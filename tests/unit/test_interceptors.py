@@ -19,6 +19,7 @@ from anyio.from_thread import start_blocking_portal
 
 from a2a_anyio import (
     A2AClient,
+    A2ATimeoutError,
     AgentPool,
     Interceptor,
     Message,
@@ -437,3 +438,29 @@ async def test_a_refused_call_sends_nothing_and_after_sees_what_ends_it() -> Non
         ("a", "before", "call", None),
         ("a", "after", "call", "UnsupportedOperationError"),
     ]
+
+
+class Slow(Interceptor):
+    """A hook that takes 100 (virtual) seconds: the stream's ``before``, or its ``event``."""
+
+    def __init__(self, hook: str) -> None:
+        self.hook = hook
+
+    async def before(self, op: Operation) -> None:
+        if self.hook == "before":
+            await anyio.sleep(100)
+
+    async def event(self, op: Operation, event: StreamEvent) -> None:
+        if self.hook == "event":
+            await anyio.sleep(100)
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("hook", ["before", "event"])
+async def test_a_streams_total_timeout_bounds_its_hooks(hook: str) -> None:
+    async with client_of(FakeAgent(), interceptors=[Slow(hook)]) as client:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError, match="stream deadline timeout: nothing within 5"):
+            async with client.stream_message("hi", total_timeout=5) as stream:
+                await stream.result()
+        assert anyio.current_time() - start == pytest.approx(5)
