@@ -393,12 +393,22 @@ class MessageStream:
 
     async def _finish(self) -> None:
         """Close the stream at its end; raise what its hooks raise in its place."""
-        await self.aclose()
+        error = await self._end(None)
+        if error is not None:
+            raise error
+
+    async def _end(self, error: BaseException | None) -> BaseException | None:
+        """Release the connection, tell the hooks how the stream ended (``error``; None:
+        well), then close it, its span ending with what the hooks made of the end: the
+        error returned (None: none)."""
         hooks, self._hooks = self._hooks, None
-        if hooks is not None:
-            error = await hooks.end(self.message or self.task, None)
-            if error is not None:
-                raise error
+        try:
+            if hooks is not None and (error is None or isinstance(error, Exception)):
+                await self._drop_connection()
+                error = await hooks.end(self.message or self.task, error)
+        finally:
+            await self._close(error)
+        return error
 
     async def _read(self) -> StreamEvent | None:
         """The next event off the wire (or the pending one), its size in ``_size``; None when
@@ -505,7 +515,6 @@ class MessageStream:
         """Close the stream and raise what ended it: ``exc``, or when it leaves out where it
         happened or the events delivered before it, a copy that says them in its place, or
         what the hooks raise in place of either."""
-        await self._close(exc)
         located = exc
         if isinstance(exc, A2AClientError):
             changes: dict[str, Any] = {
@@ -518,11 +527,10 @@ class MessageStream:
                 changes["events"] = events
             if changes:
                 located = exc.with_context(**changes)
-        hooks, self._hooks = self._hooks, None
-        if hooks is not None and isinstance(located, Exception):
-            error = await hooks.end(self.message or self.task, located)
-            if error is not None and error is not located:
-                raise error
+        error = await self._end(located)
+        if error is not located:
+            assert error is not None
+            raise error
         if isinstance(located, A2AClientError) and located is not exc:
             instead(located)
         raise exc

@@ -16,6 +16,7 @@ import anyio.lowlevel
 import httpx
 import pytest
 from anyio.from_thread import start_blocking_portal
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from a2a_anyio import (
     A2AClient,
@@ -464,3 +465,28 @@ async def test_a_streams_total_timeout_bounds_its_hooks(hook: str) -> None:
             async with client.stream_message("hi", total_timeout=5) as stream:
                 await stream.result()
         assert anyio.current_time() - start == pytest.approx(5)
+
+
+class FailStreams(Interceptor):
+    """A stream that ended well fails all the same; a failed one, with another error."""
+
+    def after(self, op: Operation) -> None:
+        if op.streams:
+            op.error = LookupError(f"refused: {type(op.error).__name__}")
+
+
+async def test_a_streams_span_ends_with_what_its_after_made_of_it(
+    spans: InMemorySpanExporter,
+) -> None:
+    agent = FakeAgent()
+    async with client_of(agent, interceptors=[FailStreams()], tracing=True) as client:
+        with pytest.raises(LookupError, match="refused: NoneType"):
+            async with client.stream_message("hi") as stream:
+                await stream.result()
+        agent.fault("stream", error=-32603, times=1)
+        with pytest.raises(LookupError, match="refused: A2AServerError"):
+            async with client.stream_message("hi") as stream:
+                await stream.result()
+    # As a unary operation's span does: the outcome the caller gets.
+    ended = [(s.name, (s.attributes or {}).get("error.type")) for s in spans.get_finished_spans()]
+    assert ended == [("a2a stream", "LookupError")] * 2
