@@ -27,6 +27,7 @@ from a2a_anyio._http import (
     VerifyTypes,
     warn_unverified,
 )
+from a2a_anyio._intercept import Interceptors
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
@@ -69,9 +70,10 @@ class AgentPool:
         tracing: bool = False,
         **client_options: Unpack[AgentOptions],
     ) -> None:
-        # Bad credentials fail here, not at the first use of an agent.
+        # Bad credentials and interceptors fail here, not at the first use of an agent.
         opts = client_options
         check_options(opts.get("auth"), opts.get("headers"), opts.get("cookies"))
+        Interceptors(opts.get("interceptors", ()))
         self._tracing = tracing_for(tracing)  # without OpenTelemetry: ImportError now
         if verify is False:
             warn_unverified("the agents of this pool")

@@ -490,3 +490,8 @@ async def test_a_streams_span_ends_with_what_its_after_made_of_it(
     # As a unary operation's span does: the outcome the caller gets.
     ended = [(s.name, (s.attributes or {}).get("error.type")) for s in spans.get_finished_spans()]
     assert ended == [("a2a stream", "LookupError")] * 2
+
+
+def test_a_pool_refuses_what_is_no_interceptor_at_once() -> None:
+    with pytest.raises(TypeError, match="has a before, after or event method; int has none"):
+        AgentPool(interceptors=[1])
