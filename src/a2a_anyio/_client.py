@@ -691,7 +691,9 @@ class A2AClient:
             if not self._interceptors:
                 result = await self._send(op, args, credentials, call)
                 return span.returned(result, call.context), credentials
-            seen = self._interceptors.seen(op.value, call.agent, args, credentials, part_of)
+            seen = self._interceptors.seen(
+                op.value, call.agent, args, credentials, part_of, self._card
+            )
 
             async def send() -> Any:
                 return await self._send(op, *applied(seen, args, credentials), call)
@@ -864,7 +866,9 @@ class A2AClient:
                 return self._types.result(method, result, result_type, request.context)
 
             if self._interceptors:
-                seen = self._interceptors.seen(Op.CALL.value, call.agent, args, creds)
+                seen = self._interceptors.seen(
+                    Op.CALL.value, call.agent, args, creds, card=self._card
+                )
                 typed = await self._interceptors.around(
                     seen, lambda: send(*applied(seen, args, creds))
                 )
@@ -1162,7 +1166,7 @@ class A2AClient:
             agent=agent, method=op.value,
         )  # fmt: skip
         if self._interceptors:
-            seen = self._interceptors.seen(op.value, agent, args, credentials)
+            seen = self._interceptors.seen(op.value, agent, args, credentials, card=self._card)
             source.hooks = self._interceptors.stream(seen)
         limits = StreamLimits(
             idle=idle_timeout if idle_timeout is not None else self.idle_timeout,

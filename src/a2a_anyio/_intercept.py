@@ -9,7 +9,7 @@ from typing import Any
 
 from a2a_anyio._auth import Credentials
 from a2a_anyio._dialects.ops import OpArgs, Send
-from a2a_anyio._model import Message, StreamEvent, Task
+from a2a_anyio._model import AgentCard, Message, StreamEvent, Task
 
 _HOOKS = ("before", "after", "event")
 
@@ -22,7 +22,8 @@ class Operation:
     ``"subscribe"``, ``"push_create"``, ``"push_get"``, ``"push_list"``, ``"push_delete"``,
     ``"extended_card"``, ``"call"``); ``part_of`` names the operation a look-up belongs to (a
     blocking send's or a stream's polls: ``"send"``, ``"stream"``...; a ``wait``'s ``"get"``:
-    ``"wait"``), None for one the user called. ``agent`` is the agent's URL.
+    ``"wait"``), None for one the user called. ``agent`` is the agent's URL, ``card`` its
+    card when the client has it already (None before the first call that fetches it).
 
     ``before`` may change ``arguments`` (the operation's, by name: ``message``,
     ``metadata``, ``task_id``...; checked and made as the caller's are, so that a send's
@@ -38,6 +39,7 @@ class Operation:
     arguments: dict[str, Any]
     headers: dict[str, str]
     part_of: str | None = None
+    card: AgentCard | None = None
     state: dict[str, Any] = field(default_factory=dict)
     result: Any = None
     error: Exception | None = None
@@ -117,10 +119,11 @@ class Interceptors:
         args: OpArgs,
         credentials: Credentials,
         part_of: str | None = None,
+        card: AgentCard | None = None,
     ) -> Operation:
         """The operation the interceptors are shown."""
         headers = dict(credentials.call_headers)
-        return Operation(name, agent, arguments(args), headers, part_of)
+        return Operation(name, agent, arguments(args), headers, part_of, card)
 
     async def around(self, op: Operation, send: Callable[[], Awaitable[Any]]) -> Any:
         """Run the ``before`` hooks, then ``send()`` unless one answered, then the ``after``
@@ -165,6 +168,12 @@ class Interceptors:
                     await _call(hook, op)
                 except Exception as exc:
                     op.error = exc
+                error: object = op.error  # what a hook set, whatever its type
+                if error is not None and not isinstance(error, Exception):
+                    op.error = TypeError(
+                        f"an interceptor's op.error must be an Exception or None,"
+                        f" not {type(error).__name__}"
+                    )
 
     def stream(self, op: Operation) -> StreamInterception:
         """The hooks of one stream."""

@@ -495,3 +495,31 @@ async def test_a_streams_span_ends_with_what_its_after_made_of_it(
 def test_a_pool_refuses_what_is_no_interceptor_at_once() -> None:
     with pytest.raises(TypeError, match="has a before, after or event method; int has none"):
         AgentPool(interceptors=[1])
+
+
+class Cards(Interceptor):
+    def __init__(self) -> None:
+        self.cards: list[str | None] = []
+
+    def before(self, op: Operation) -> None:
+        self.cards.append(op.card.name if op.card is not None else None)
+
+
+async def test_an_operation_shows_the_card_once_the_client_has_it() -> None:
+    seen = Cards()
+    async with client_of(FakeAgent(name="Shown"), interceptors=[seen]) as client:
+        task = await client.send_message("hi")  # the first call fetches the card
+        assert isinstance(task, Task)
+        await client.get_task(task.id)
+    assert seen.cards == [None, "Shown"]
+
+
+class NotAnError(Interceptor):
+    def after(self, op: Operation) -> None:
+        op.error = "it failed"  # type: ignore[assignment]
+
+
+async def test_an_error_that_is_no_exception_is_refused_clearly() -> None:
+    async with client_of(FakeAgent(), interceptors=[NotAnError()]) as client:
+        with pytest.raises(TypeError, match=r"op\.error must be an Exception or None, not str"):
+            await client.get_task("t")
