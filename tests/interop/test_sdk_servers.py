@@ -124,6 +124,25 @@ async def test_input_required_then_continue(target: Target) -> None:
         assert second.artifacts[-1].text == "echo: more"
 
 
+async def test_a_conversation_answers_the_question_then_starts_a_new_task(target: Target) -> None:
+    url, protocol, _, bindings = target
+    async with A2AClient(url, protocol=protocol, bindings=bindings) as client:
+        conv = client.conversation()
+        asked = await conv.send("input")
+        assert isinstance(asked, Task) and asked.status.state is TaskState.INPUT_REQUIRED
+        assert conv.context_id == asked.context_id and conv.task is not None
+        resumed = client.conversation(state=conv.state())  # as a restarted process would
+        done = await resumed.send("more")
+        assert isinstance(done, Task)
+        assert (done.id, done.status.state) == (asked.id, TaskState.COMPLETED)
+        assert done.artifacts[-1].text == "echo: more"
+        async with resumed.stream("hello") as stream:
+            again = await stream.result()
+    assert isinstance(again, Task) and again.status.state is TaskState.COMPLETED
+    assert again.id != asked.id and again.context_id == asked.context_id
+    assert [turn.sent.text for turn in resumed.history] == ["input", "more", "hello"]
+
+
 async def test_failed_task(target: Target) -> None:
     url, protocol, _, bindings = target
     async with A2AClient(url, protocol=protocol, bindings=bindings) as client:
