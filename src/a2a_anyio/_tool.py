@@ -91,10 +91,12 @@ def _description(card: AgentCard) -> str:
         text = f"{text}: {about}" if text else about
     skills = []
     for skill in card.skills[:MAX_SKILLS]:
-        words = _one_line(skill.name)
-        if skill.description:
-            words = f"{words}: {_one_line(skill.description)}"
-        skills.append(clipped(f"{_one_line(skill.id)} ({words})", 200))
+        said = [_one_line(skill.id)]  # then its name and description, when they add to it
+        for words in (_one_line(skill.name), _one_line(skill.description or "")):
+            if words and words not in said:
+                said.append(words)
+        about = f" ({': '.join(said[1:])})" if len(said) > 1 else ""
+        skills.append(clipped(said[0] + about, 200))
     if skills:
         text += f" Skills: {'; '.join(skills)}."
     return clipped(text, MAX_DESCRIPTION)
@@ -287,7 +289,8 @@ def _files(parts: list[Part], name: str | None) -> list[AgentToolFile]:
 class AgentToolProgress:
     """One event of a tool call as it runs (``on_progress``): ``count`` events so far (from
     1), the task's id and ``state`` as last seen, a line of ``text`` the event carries (a
-    status message, an artifact's chunk; cleaned and cut short), and the ``event`` itself."""
+    status message; an artifact's chunk of text, or else its name; cleaned and cut short),
+    and the ``event`` itself."""
 
     count: int
     task_id: str | None
@@ -320,7 +323,7 @@ class _Events:
             said = event.status.message.text if event.status.message else ""
         elif isinstance(event, TaskArtifactUpdateEvent):
             self.task_id = event.task_id
-            said = event.artifact.text
+            said = event.artifact.text or event.artifact.name or ""
         else:
             said = event.text
         if self.on_progress is not None:
