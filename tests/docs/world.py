@@ -102,9 +102,11 @@ async def openai_chat(
     last = messages[-1]
     if last["role"] == "tool":
         return {"role": "assistant", "content": f"The agent says: {last['content']}"}
-    arguments = json.dumps({"text": last["content"]})
-    call = {"id": "call_1", "type": "function"}
-    call["function"] = {"name": tools[0]["function"]["name"], "arguments": arguments}
+    function = {
+        "name": tools[0]["function"]["name"],
+        "arguments": json.dumps({"text": last["content"]}),
+    }
+    call = {"id": "call_1", "type": "function", "function": function}
     return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
@@ -119,8 +121,12 @@ async def anthropic_messages(
             "content": [{"type": "text", "text": f"The agent says: {said}"}],
             "stop_reason": "end_turn",
         }
-    use = {"type": "tool_use", "id": "toolu_1", "name": tools[0]["name"]}
-    use["input"] = {"text": last["content"]}
+    use = {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": tools[0]["name"],
+        "input": {"text": last["content"]},
+    }
     return {"content": [use], "stop_reason": "tool_use"}
 
 
