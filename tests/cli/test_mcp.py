@@ -402,7 +402,8 @@ def test_without_the_extra_the_error_says_to_install_it(
     code = main(["-a", "http://127.0.0.1:9", "mcp"])
     assert code == 2
     assert capsys.readouterr().err.startswith(
-        "error: a2a-anyio mcp needs the MCP SDK: pip install '.[mcp]' in a2a-anyio's checkout"
+        "error: a2a-anyio mcp needs the MCP SDK, the a2a-anyio[mcp] extra: "
+        "pip install '.[mcp]' in a2a-anyio's checkout"
     )
 
 

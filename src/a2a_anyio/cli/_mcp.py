@@ -127,7 +127,9 @@ def _need_sdk() -> None:
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
             raise
-        raise UsageError(f"a2a-anyio mcp needs the MCP SDK: {install_extra('mcp')}") from None
+        raise UsageError(
+            f"a2a-anyio mcp needs the MCP SDK, the a2a-anyio[mcp] extra: {install_extra('mcp')}"
+        ) from None
 
 
 # -- the agents --------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ async def _agents(ctx: Context) -> list[Agent]:
         try:
             agent.client = await ctx.client(target)
             agent.card = await ctx.card(agent.client, target)
-        except (A2AClientError, UsageError) as exc:
+        except (A2AClientError, UsageError, ValueError) as exc:  # ValueError: no card to read
             agent.error = ctx.failure(exc).message
 
     async with anyio.create_task_group() as tg:
