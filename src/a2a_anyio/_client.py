@@ -100,6 +100,7 @@ if TYPE_CHECKING:
     from a2a_anyio._conversation import Conversation
     from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
+    from a2a_anyio._tool import AgentTool, AgentToolProgress
 
 MessageInput = str | Mapping[str, Any] | Message
 
@@ -1008,6 +1009,29 @@ class A2AClient:
         from a2a_anyio._conversation import Conversation
 
         return Conversation(self, context_id, state=state, coerce=coerce_message)
+
+    async def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: Callable[[AgentToolProgress], Any] | None = None,
+    ) -> AgentTool:
+        """The agent as a tool for a language model, made from its card (fetched if need
+        be): see ``AgentTool``. ``name`` replaces the one made from the card's name;
+        ``timeout`` bounds each call (by default this client's; None: no limit);
+        ``on_progress`` sees each event of every call.
+
+        Raises:
+            ValueError: ``name`` is not 1 to 64 letters, digits, ``_`` or ``-``; or the
+                client was made with ``endpoint=`` alone (it has no card).
+            A2ADiscoveryError: the card cannot be read (and the other failures of ``get_card``).
+            RuntimeError: the client is closed.
+        """
+        from a2a_anyio._tool import AgentTool
+
+        card = await self.get_card()
+        return AgentTool(self, card, name=name, timeout=timeout, on_progress=on_progress)
 
     async def _can_stream(self, call: CallInProgress | None, credentials: Credentials) -> bool:
         if self.url is None and self._card is None:

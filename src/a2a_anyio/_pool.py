@@ -4,7 +4,7 @@ agents by URL or registry name, which a pool serves (``_fanout`` holds their mec
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
@@ -18,6 +18,7 @@ from a2a_anyio._client import (
     MessageInput,
     check_send,
 )
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
 from a2a_anyio._http import (
@@ -36,6 +37,8 @@ from a2a_anyio._wires import LearnedWires
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from a2a_anyio._tool import AgentTool, AgentToolProgress
 
 
 class AgentPool:
@@ -206,6 +209,24 @@ class AgentPool:
             message, metadata=metadata, timeout=timeout, headers=headers
         )
         return _as_dict(result, url)
+
+    async def as_tool(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: Callable[[AgentToolProgress], Any] | None = None,
+    ) -> AgentTool:
+        """``A2AClient.as_tool`` of the pool's client for ``url`` (or registry name).
+
+        Raises:
+            AgentRegistryError: as ``client``: ``url`` names no agent of the registry.
+            ValueError: as ``A2AClient.as_tool``, or a malformed URL.
+            A2AClientError: the card cannot be read, as ``A2AClient.get_card``.
+        """
+        client = self.client(url)
+        return await client.as_tool(name=name, timeout=timeout, on_progress=on_progress)
 
     async def fan_out(
         self,

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from a2a_anyio._conversation import SyncConversation
+    from a2a_anyio._sync_tool import SyncAgentTool
+    from a2a_anyio._tool import AgentToolProgress
 
 T = TypeVar("T")
 
@@ -415,6 +417,28 @@ class SyncA2AClient(Facade):
 
         made = self._client.conversation(context_id, state=state)
         return SyncConversation(made, self._calls, self._wrap)
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: Callable[[AgentToolProgress], Any] | None = None,
+    ) -> SyncAgentTool:
+        """As ``A2AClient.as_tool``; the tool's calls block (``SyncAgentTool``), and a sync
+        ``on_progress`` runs in a worker thread.
+
+        Raises:
+            ValueError: as ``A2AClient.as_tool``.
+            A2AClientError: as ``A2AClient.as_tool``.
+            RuntimeError: the client is closed.
+        """
+        from a2a_anyio._sync_tool import SyncAgentTool
+
+        made = functools.partial(
+            self._client.as_tool, name=name, timeout=timeout, on_progress=off_loop(on_progress)
+        )
+        return SyncAgentTool(self._calls.run(made), self._calls)
 
     def _wrap(self, make: Callable[[], MessageStream]) -> SyncMessageStream:
         async def made() -> SyncMessageStream:
