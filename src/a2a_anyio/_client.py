@@ -920,17 +920,17 @@ class A2AClient:
         if streams and blocking and await self._can_stream(None, creds):
             # Read as any stream is (the stream's own span), within the send's deadline.
             with self._deadline(Op.SEND.value, timeout) as call:
-                async with (
-                    self._cancels_abandoned(call, cancels, creds, msg.task_id),
-                    self._stream(Op.STREAM, Send(msg, config), None, None, None, creds) as stream,
-                ):
+                async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
+                    stream = self._stream(Op.STREAM, Send(msg, config), None, None, None, creds)
                     try:
-                        async for event in stream:
-                            if on_event is not None:
-                                await _notify(on_event, event)
-                    finally:
-                        call.task = stream.task  # as last seen, for the error of a deadline
-                    return await stream.result()
+                        async with stream:
+                            async for event in stream:
+                                if on_event is not None:
+                                    await _notify(on_event, event)
+                            return await stream.result()
+                    finally:  # as last seen, and where it went: for the error of a deadline
+                        call.task = stream.task
+                        call.goes_to(stream._context)
         with (
             self._traced(Op.SEND.value) as span,
             self._deadline(Op.SEND.value, timeout) as call,
