@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from a2a_anyio import _model
+from a2a_anyio._abandon import CancelOutcome
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient, ClientOptions, SendOptions, StreamOptions
@@ -180,6 +181,7 @@ __all__ = [
     "Basic",
     "Bearer",
     "CLIENT_TIMEOUT",
+    "CancelOutcome",
     "CardProblem",
     "CardVerifier",
     "ClientOptions",

@@ -150,13 +150,16 @@ class SyncAgentPool(Facade):
         timeout: float | None = None,
         limit: int | None = None,
         first: int | None = None,
+        cancel_on_exit: bool = True,
         **send_options: Any,
     ) -> list[AgentResult]:
         """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
 
         Targets are URLs or clients of this pool. At most ``limit`` sends run at a time;
         ``first=k`` returns once k agents answered; ``timeout`` cancels the stragglers. A
-        failing agent never stops the others: each outcome is in its result.
+        failing agent never stops the others: each outcome is in its result. The tasks of the
+        sends it abandons are cancelled on their agents, as ``fan_out``'s
+        (``cancel_on_exit=False``: left running).
 
         Raises:
             ValueError: a client of another pool among the targets, or a message that cannot be
@@ -181,6 +184,7 @@ class SyncAgentPool(Facade):
                 timeout=timeout,
                 limit=limit,
                 first=first,
+                cancel_on_exit=cancel_on_exit,
                 **send_options,
             )
         )

@@ -8,7 +8,6 @@ text is the agent's, untrusted: control characters are left out and its length i
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import inspect
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from a2a_anyio._abandon import LastSeen
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._errors import (
     UNSAFE_CHARACTERS,
@@ -55,9 +55,6 @@ MAX_DESCRIPTION = 1024
 MAX_SKILLS = 100
 #: The conversations a tool remembers by context id, for a call that continues one.
 MAX_CONTEXTS = 256
-#: How long a tool call that is abandoned (cancelled, or past its timeout) may spend asking
-#: the agent to cancel its task.
-CANCEL_TIMEOUT = 5.0
 _PROGRESS_TEXT = 200
 
 _UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
@@ -364,7 +361,7 @@ class AgentTool:
     a ``context_id`` goes in that context, and continues its task when the agent asked for
     input (or authentication). ``timeout`` bounds each call (by default the client's; None:
     no limit). A call that is cancelled, or that runs out of time, asks the agent to cancel
-    the task it started (within ``CANCEL_TIMEOUT`` seconds, shielded; when its id is known:
+    the task it started (within the client's ``cancel_grace``, shielded; when its id is known:
     at once from an agent that streams, else once the agent answered).
     """
 
@@ -540,10 +537,8 @@ class AgentTool:
             return task  # the answer stands; only its continuation is lost
 
     async def _abandon(self, task_id: str | None) -> None:
-        """Ask the agent to cancel the task of a call that was abandoned: best-effort,
-        shielded from the cancellation that abandoned it, and bounded."""
-        if task_id is None or self._client.closed:
-            return
-        # The task may be gone, already final, or out of reach: nothing more to do then.
-        with anyio.CancelScope(shield=True), contextlib.suppress(A2AClientError):
-            await self._client.cancel_task(task_id, timeout=CANCEL_TIMEOUT)
+        """Ask the agent to cancel the task of a call that was abandoned, as every call the
+        library abandons does (``cancel_abandoned``): best-effort, shielded, bounded."""
+        client = self._client
+        if task_id is not None and not client.closed:
+            await client._cancel_abandoned(LastSeen(task_id), client._credentials_for(None))

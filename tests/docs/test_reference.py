@@ -42,6 +42,7 @@ CANNOT_FAIL = {
     "MessageStream.finished", "MessageStream.resumes", "MessageStream.aclose",
     "SyncMessageStream.stream", "SyncMessageStream.task", "SyncMessageStream.message",
     "SyncMessageStream.events", "SyncMessageStream.finished", "SyncMessageStream.close",
+    "SyncMessageStream.cancel_outcome",
     "AgentPool.http_client", "AgentPool.aclose",
     "SyncAgentPool.async_pool", "SyncAgentPool.closed", "SyncAgentPool.close",
     "AgentRegistry.names", "AgentRegistry.list", "AgentRegistry.get", "AgentRegistry.group_names",

@@ -332,6 +332,14 @@ def _push_config_commands(sub: Any) -> None:
     _leaf(d)
 
 
+def _no_cancel(p: argparse.ArgumentParser, when: str) -> None:
+    p.add_argument(
+        "--no-cancel", action="store_true",
+        help=f"{when}, leave the tasks running on the agents and print their ids, instead "
+        "of cancelling them",
+    )  # fmt: skip
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter,
@@ -381,6 +389,7 @@ def build_parser() -> Parser:
         help="return as soon as the agent accepted the message (poll with 'task get --wait')",
     )  # fmt: skip
     _save_files(p)
+    _no_cancel(p, "on Ctrl-C")
     _leaf(p)
 
     p = _add(
@@ -496,6 +505,7 @@ def build_parser() -> Parser:
     p.add_argument(
         "--limit", type=_positive, metavar="N", help="at most N agents at a time (default: all)"
     )
+    _no_cancel(p, "on Ctrl-C and at --timeout")
     _leaf(p)
 
     p = _add(
