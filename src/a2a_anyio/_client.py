@@ -1017,7 +1017,7 @@ class A2AClient:
                             return await stream.result()
                     finally:  # as last seen, and where it went: for the error of a deadline
                         call.task = stream.task
-                        call.goes_to(stream._context)
+                        call.goes_to({**stream._context, "operation": Op.SEND.value})
         with (
             self._traced(Op.SEND.value) as span,
             self._deadline(Op.SEND.value, timeout) as call,

@@ -105,7 +105,7 @@ def test_every_unary_operation_takes_a_timeout_defaulting_to_the_clients() -> No
     public = {
         name
         for name, member in inspect.getmembers(A2AClient, inspect.iscoroutinefunction)
-        if not name.startswith("_") and name not in ("close", "aclose")
+        if not name.startswith("_") and name not in ("close", "aclose", "as_tool")
     }
     assert public - OTHER_LIMITS == set(OPERATIONS)
     for name in OPERATIONS:
