@@ -125,12 +125,8 @@ class OriginTransports(httpx.AsyncBaseTransport):
             raise
         body = response.stream
         assert isinstance(body, httpx.AsyncByteStream)  # an async transport's
-        return httpx.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_Released(body, self, shard),
-            extensions=response.extensions,
-        )
+        response.stream = _Released(body, self, shard)
+        return response
 
     def _take(self, origin: Origin) -> _Shard:
         """A transport for one more request to ``origin``: the first with room, else a new
