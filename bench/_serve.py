@@ -15,6 +15,16 @@ HERE = Path(__file__).resolve().parent
 def served(script: str, *args: str) -> Iterator[str]:
     """The base URL of ``script`` (a server of this folder that prints its port and stops
     when its stdin closes), run with ``args``; stopped and reaped on exit."""
+    with started(script, *args) as port:
+        if not port.isdigit():
+            raise RuntimeError(f"{script} did not start: {port!r}")
+        yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def started(script: str, *args: str) -> Iterator[str]:
+    """The first line ``script`` prints (a server of this folder that stops when its stdin
+    closes), run with ``args``; stopped and reaped on exit."""
     proc = subprocess.Popen(
         [sys.executable, str(HERE / script), *args],
         stdin=subprocess.PIPE,
@@ -23,10 +33,7 @@ def served(script: str, *args: str) -> Iterator[str]:
     )
     try:
         assert proc.stdout is not None
-        port = proc.stdout.readline().strip()
-        if not port.isdigit():
-            raise RuntimeError(f"{script} did not start: {port!r}")
-        yield f"http://127.0.0.1:{port}"
+        yield proc.stdout.readline().strip()
     finally:
         assert proc.stdin is not None
         proc.stdin.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import logging
+import math
 import ssl
 import time
 import warnings
@@ -63,8 +64,133 @@ class RawResponse(NamedTuple):
 
 class OwnClient(httpx.AsyncClient):
     """The httpx client the library makes: httpx's own network transport, whose per-read
-    timeout bounds the idle gap of a stream (no cancel scope per read is needed). It has no
-    read, write or pool timeout of its own: a call's deadline is its only limit."""
+    timeout bounds the idle gap of a stream (no cancel scope per read is needed), one per
+    origin (``origins``). It has no read, write or pool timeout of its own: a call's deadline
+    is its only limit."""
+
+    def __init__(self, *, origins: OriginTransports, **options: Any) -> None:
+        super().__init__(transport=origins, **options)
+        #: The transports it sends through, by origin.
+        self.origins = origins
+
+
+#: Requests at once on one of httpx's transports: its connection pool goes over all its
+#: connections whenever a request starts or ends, so a pool that holds thousands of streams
+#: costs O(N) per request, O(N^2) for a fan-out.
+SHARD_SIZE = 100
+#: Origins whose idle connections are kept alive (the least recently used go first).
+MAX_IDLE_ORIGINS = 100
+
+
+class _Shard:
+    """One of httpx's transports, and the requests on it now (responses not yet closed)."""
+
+    __slots__ = ("active", "origin", "transport")
+
+    def __init__(self, origin: Origin, transport: httpx.AsyncHTTPTransport) -> None:
+        self.origin = origin
+        self.transport = transport
+        self.active = 0
+
+
+class OriginTransports(httpx.AsyncBaseTransport):
+    """httpx's own network transport (``httpx.AsyncHTTPTransport``) per origin, each made
+    with the same TLS context and limits, so that starting or ending a request costs the same
+    however many agents and streams the client holds.
+
+    An origin with more than ``SHARD_SIZE`` requests at once gets another transport for the
+    requests past that (unless ``limits`` caps its connections: the cap is then per origin).
+    A transport whose last request ends is closed, unless it is its origin's only one: then
+    its idle connections are kept alive, for the ``MAX_IDLE_ORIGINS`` origins used last.
+    """
+
+    def __init__(self, *, verify: ssl.SSLContext, limits: httpx.Limits) -> None:
+        self.verify = verify
+        self.limits = limits
+        self._size = SHARD_SIZE if limits.max_connections is None else math.inf
+        self._shards: dict[Origin, list[_Shard]] = {}
+        self._idle: dict[_Shard, None] = {}  # the origins' only transports, idle, oldest first
+
+    def active(self) -> dict[Origin, list[int]]:
+        """The requests open now on each transport, by origin (the transports kept alive
+        with none too)."""
+        return {origin: [s.active for s in shards] for origin, shards in self._shards.items()}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        shard = self._take(_origin(request.url))
+        try:
+            response = await shard.transport.handle_async_request(request)
+        except BaseException:
+            await self.release(shard)
+            raise
+        body = response.stream
+        assert isinstance(body, httpx.AsyncByteStream)  # an async transport's
+        response.stream = _Released(body, self, shard)
+        return response
+
+    def _take(self, origin: Origin) -> _Shard:
+        """A transport for one more request to ``origin``: the first with room, else a new
+        one."""
+        shards = self._shards.setdefault(origin, [])
+        shard = next((s for s in shards if s.active < self._size), None)
+        if shard is None:
+            shard = _Shard(origin, httpx.AsyncHTTPTransport(verify=self.verify, limits=self.limits))
+            shards.append(shard)
+        self._idle.pop(shard, None)
+        shard.active += 1
+        return shard
+
+    async def release(self, shard: _Shard) -> None:
+        """A request of ``shard`` ended: close what is no longer kept."""
+        shard.active -= 1
+        shards = self._shards.get(shard.origin, [])
+        if shard.active or shard not in shards:  # busy, or closed with the client
+            return
+        if len(shards) > 1:
+            shards.remove(shard)
+            await _close(shard)
+            return
+        self._idle[shard] = None
+        if len(self._idle) > MAX_IDLE_ORIGINS:
+            oldest = next(iter(self._idle))
+            del self._idle[oldest], self._shards[oldest.origin]
+            await _close(oldest)
+
+    async def aclose(self) -> None:
+        shards = [s for origin in self._shards.values() for s in origin]
+        self._shards.clear()
+        self._idle.clear()
+        for shard in shards:
+            await shard.transport.aclose()
+
+
+async def _close(shard: _Shard) -> None:
+    # Its connections are idle: closing them is quick, and not the business of the
+    # cancellation that may be ending the request that let it go.
+    with anyio.CancelScope(shield=True):
+        await shard.transport.aclose()
+
+
+class _Released(httpx.AsyncByteStream):
+    """A response body that tells its transport when it is closed."""
+
+    __slots__ = ("body", "origins", "shard")
+
+    def __init__(self, body: httpx.AsyncByteStream, origins: OriginTransports, shard: _Shard):
+        self.body = body
+        self.origins: OriginTransports | None = origins
+        self.shard = shard
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self.body.__aiter__()  # no layer of its own on every chunk
+
+    async def aclose(self) -> None:
+        origins, self.origins = self.origins, None
+        try:
+            await self.body.aclose()
+        finally:
+            if origins is not None:
+                await origins.release(self.shard)
 
 
 class _NoCookies(http.cookiejar.CookieJar):
@@ -89,15 +215,19 @@ def make_client(
     max_connections: int | None = None,
     client_cert: MutualTLS | None = None,
 ) -> httpx.AsyncClient:
-    """The httpx client an A2AClient owns when none is injected."""
+    """The httpx client an A2AClient or an AgentPool owns when none is injected."""
     if isinstance(verify, str) or client_cert is not None:
-        verify = _ssl_context(verify, client_cert)
+        context = _ssl_context(verify, client_cert)
+    else:
+        # One context for every origin's transport (httpx would make one for each).
+        context = httpx.create_ssl_context(verify)
+    # No cap by default: each open stream holds a connection, and a capped pool would
+    # queue the streams past the cap behind the ones running (a fan-out stalls).
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=100)
     return OwnClient(
-        verify=verify,
+        origins=OriginTransports(verify=context, limits=limits),
+        verify=context,  # for the proxies of the environment, if any
         timeout=unlimited(connect_timeout),
-        # No cap by default: each open stream holds a connection, and a capped pool would
-        # queue the streams past the cap behind the ones running (a fan-out stalls).
-        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=100),
         headers={"User-Agent": _USER_AGENT},
         cookies=_NoCookies(),
         follow_redirects=False,

@@ -1,4 +1,4 @@
-"""AgentPool: many agents, one connection pool, one client per URL; and the fan-outs that take
+"""AgentPool: many agents, one httpx client, one client per URL; and the fan-outs that take
 agents by URL or registry name, which a pool serves (``_fanout`` holds their mechanism)."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 
 class AgentPool:
-    """Clients for many agents over one shared httpx connection pool.
+    """Clients for many agents over one shared httpx client.
 
     ``pool.client(url)`` returns the same ``A2AClient`` for the same URL; ``client_options``
     (``auth``, ``headers``, ``protocol``, ...) apply to every client it makes. ``aclose()``
@@ -56,9 +56,10 @@ class AgentPool:
 
     Its clients log to ``logger`` and trace when ``tracing`` (see ``A2AClient``).
 
-    httpx's connection pool goes over all its connections whenever a request starts or ends:
-    with thousands of streams open at once, spread them over several pools of a few hundred
-    streams each (all of them can still go into one ``merge_streams``).
+    Its httpx client (unless one is given) keeps a connection pool per agent's origin, and
+    more for an origin with many requests at once, so that starting or ending a request
+    costs the same with thousands of agents and streams; ``max_connections`` caps the
+    connections to each origin (None: no cap).
     """
 
     def __init__(

@@ -30,6 +30,7 @@ from a2a_anyio._follower import (
     DROP,
     Action,
     ActionKind,
+    Received,
     StreamFollower,
 )
 from a2a_anyio._model import Message, StreamEvent, Task
@@ -63,14 +64,10 @@ class StreamWire:
         self.fall_back = fall_back
         self.types = types
         #: One event from its SSE data (the event decoder's own when no type is registered).
+        #: It holds no connection: the events a stream keeps are typed again with it.
         self.decode: Callable[[str], StreamEvent] = (
-            self._typed_event if types else self.events.decode
+            _typed_by(self.events.decode, types, request.context) if types else self.events.decode
         )
-
-    def _typed_event(self, data: str) -> StreamEvent:
-        event = self.events.decode(data)
-        self._type(event)
-        return event
 
     def _type(self, value: Any) -> None:
         if self.types:
@@ -83,6 +80,19 @@ class StreamWire:
         )
         self._type(event)
         return event
+
+
+def _typed_by(
+    decode: Callable[[str], StreamEvent], types: PayloadTypes, context: ErrorContext
+) -> Callable[[str], StreamEvent]:
+    """``decode``, and then the data parts decoded by ``types``."""
+
+    def typed(data: str) -> StreamEvent:
+        event = decode(data)
+        types.parts(event, context)
+        return event
+
+    return typed
 
 
 T = TypeVar("T")
@@ -258,6 +268,7 @@ class MessageStream:
         self._pending_size = 0
         self._next: Action | None = None  # what to do before reading (a follow-up's start)
         self._size = 0  # of the event read last, as received
+        self._received: Received | None = None  # the event read last, as kept
         # Where the stream's own errors happen: the latest request, once one is made.
         self._context: ErrorContext = {"agent": self.agent, "operation": self.method}
 
@@ -268,11 +279,13 @@ class MessageStream:
 
     @property
     def events(self) -> list[StreamEvent]:
-        """The events delivered so far, the latest ``keep_events`` of them (a copy), and no
-        more than ``max_bytes`` of them as received.
+        """The events delivered so far, the latest ``keep_events`` of them (3 by default),
+        and no more than ``max_bytes`` of them as received.
 
-        Keeping every event of a long stream would grow without bound (``task`` already
-        holds what they add up to); ``keep_events=None`` keeps all that fit in ``max_bytes``.
+        They are kept as received and typed again on each call: equal to the events the
+        stream handed out, not the same objects. Keeping every event of a long stream would
+        grow without bound (``task`` already holds what they add up to); ``keep_events=None``
+        keeps all that fit in ``max_bytes``.
         """
         return self._follower.events
 
@@ -383,7 +396,7 @@ class MessageStream:
                         if event is None:
                             action = follower.body_ended()
                         else:
-                            action = follower.event(event, self._size)
+                            action = follower.event(event, self._size, self._received)
                 while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
                     if action.kind is ActionKind.RESUBSCRIBE:
                         action = await self._reattach(action)
@@ -428,11 +441,12 @@ class MessageStream:
         return error
 
     async def _read(self) -> StreamEvent | None:
-        """The next event off the wire (or the pending one), its size in ``_size``; None when
-        the body ended."""
+        """The next event off the wire (or the pending one), its size in ``_size`` and what
+        the follower keeps of it in ``_received``; None when the body ended."""
         if self._pending is not None:
             event, self._pending = self._pending, None
             self._size = self._pending_size
+            self._received = None
             return event
         if self._conn is None:
             return None
@@ -444,6 +458,7 @@ class MessageStream:
         if data is None:
             return None
         self._size = len(data)
+        self._received = Received(data, self._decode)
         return self._decode(data)
 
     # -- resuming ---------------------------------------------------------------------------
@@ -616,7 +631,7 @@ class MessageStream:
         source, self._source = self._source, None
         if source is not None and source.cancel is not None and not self._follower.finished:
             self._left = source.cancel, source.task_id
-        self._decode = None
+        self._decode = self._received = None
         self._follower.ends = _no_end_yet
         await self._drop_connection()
 

@@ -21,15 +21,16 @@ from a2a_anyio import (
     fan_out_stream,
     merge_streams,
 )
+from a2a_anyio._http import OwnClient
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
 
 def active_connections(pool: AgentPool) -> int:
-    """Connections of the pool's httpx client that are neither idle nor closed."""
-    transport = pool.http_client._transport
-    assert isinstance(transport, httpx.AsyncHTTPTransport)
-    return sum(1 for c in transport._pool.connections if not c.is_idle() and not c.is_closed())
+    """Requests of the pool's httpx client whose responses are still open."""
+    client = pool.http_client
+    assert isinstance(client, OwnClient)
+    return sum(sum(shards) for shards in client.origins.active().values())
 
 
 async def server_connections(url: str) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,8 @@ class Answer:
     status: int = 200
     #: Seconds between the bytes of the head, sent one at a time (0: the head at once).
     head_gap: float = 0.0
+    #: After the body, send no last chunk: the answer stays open until the client goes.
+    hold: bool = False
 
 
 class RawServer:
@@ -123,6 +125,11 @@ async def _send(stream: SocketStream, answer: Answer) -> None:
     for piece in answer.body:
         if piece:
             await stream.send(b"%x\r\n%s\r\n" % (len(piece), piece))
+    if answer.hold:
+        with suppress(anyio.EndOfStream):  # or a reset: OSError, as for any send
+            while True:
+                await stream.receive()
+        return
     await stream.send(b"0\r\n\r\n")
 
 

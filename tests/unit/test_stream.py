@@ -20,6 +20,7 @@ from a2a_anyio import (
     A2AHTTPError,
     A2AProtocolError,
     A2ATimeoutError,
+    DataPart,
     Message,
     MessageStream,
     Task,
@@ -178,7 +179,7 @@ def kinds(events: list[Any]) -> list[str]:
 async def test_async_with_and_async_for() -> None:
     agent = StreamingAgent()
     agent.stream("SendStreamingMessage", V1_HAPPY)
-    async with connect(agent) as client:
+    async with connect(agent, keep_events=None) as client:
         async with client.stream_message("write") as stream:
             assert isinstance(stream, MessageStream)
             events = [event async for event in stream]
@@ -265,7 +266,10 @@ async def test_framing(chunk: int, crlf: bool, multiline: bool) -> None:
     assert ": ping" in text
     if multiline:
         assert text.count("data: ") > 2 * len(V1_HAPPY)
-    async with connect(agent) as client, client.stream_message("write") as stream:
+    async with (
+        connect(agent, keep_events=None) as client,
+        client.stream_message("write") as stream,
+    ):
         result = await stream.result()
     assert isinstance(result, Task)
     assert result.text == "one two three"
@@ -406,7 +410,7 @@ async def test_result_after_the_block_of_a_stream_read_to_its_end() -> None:
 async def test_result_consumes_the_rest() -> None:
     agent = StreamingAgent()
     agent.stream("SendStreamingMessage", V1_HAPPY)
-    async with connect(agent) as client:
+    async with connect(agent, keep_events=None) as client:
         stream = client.stream_message("x")
         first = await stream.__anext__()
         assert isinstance(first, Task)
@@ -449,7 +453,7 @@ async def test_recorded_streams(version: str, name: str, n_events: int, state: T
     method["subscribe"] = "SubscribeToTask" if protocol == "1.0" else "tasks/resubscribe"
     op = "subscribe" if name == "subscribe" else "stream"
     agent.stream(method[op], _replay(version, name), raw=True, chunk=5, crlf=True)
-    async with connect(agent, protocol) as client:
+    async with connect(agent, protocol, keep_events=None) as client:
         stream = client.subscribe("t") if op == "subscribe" else client.stream_message("x")
         async with stream:
             result = await stream.result()
@@ -736,7 +740,7 @@ def long_stream(chunks: int) -> list[dict[str, Any]]:
 async def test_keep_events_bounds_what_the_stream_holds(keep: int | None, kept: int) -> None:
     agent = StreamingAgent()
     agent.stream("SendStreamingMessage", long_stream(250))
-    options: dict[str, Any] = {} if keep == 100 else {"keep_events": keep}  # 100: the default
+    options: dict[str, Any] = {} if keep == 3 else {"keep_events": keep}  # 3: the default
     async with connect(agent, **options) as client, client.stream_message("x") as stream:
         delivered = [event async for event in stream]
     assert len(delivered) == 252
@@ -762,6 +766,69 @@ class Payload(dict[str, Any]):
     """A data part's value that can be watched with a weak reference."""
 
 
+PROGRESS = "application/x-progress"
+
+
+def v1_progress(step: int) -> dict[str, Any]:
+    """A WORKING status update whose message holds a ``PROGRESS`` data part."""
+    part = {"data": {"step": step}, "mediaType": PROGRESS}
+    message = {"messageId": f"m{step}", "role": "ROLE_AGENT", "parts": [part]}
+    status = {"state": "TASK_STATE_WORKING", "message": message}
+    return {"statusUpdate": {"taskId": "t-1", "contextId": "c-1", "status": status}}
+
+
+async def test_the_events_kept_are_held_as_received_and_typed_again_when_asked() -> None:
+    agent = StreamingAgent()
+    agent.stream(
+        "SendStreamingMessage", [v1_task(), *map(v1_progress, (1, 2)), v1_status("COMPLETED")]
+    )
+    async with (
+        connect(agent, types={PROGRESS: Payload}) as client,
+        client.stream_message("x") as stream,
+    ):
+        await stream.__anext__()
+        first = await stream.__anext__()
+        assert isinstance(first, TaskStatusUpdateEvent) and first.status.message is not None
+        part = first.status.message.parts[0]
+        assert isinstance(part, DataPart)
+        payload = part.data
+        assert isinstance(payload, Payload)
+        handed_out = weakref.ref(payload)
+        del first, part, payload
+        async for _ in stream:
+            pass
+    gc.collect()
+    # Not the objects it handed out (the task holds the latest status, not this one)...
+    assert handed_out() is None
+    # ...but their data, typed again when asked: the latest 3 by default, registered types too.
+    kept = stream.events
+    sent = [*map(v1_progress, (1, 2)), v1_status("COMPLETED")]
+    assert [e.raw for e in kept] == [event["statusUpdate"] for event in sent]
+    assert kinds(kept) == ["TaskStatusUpdateEvent"] * 3
+    first_kept = kept[0]
+    assert isinstance(first_kept, TaskStatusUpdateEvent) and first_kept.status.message is not None
+    kept_part = first_kept.status.message.parts[0]
+    assert isinstance(kept_part, DataPart)
+    assert isinstance(kept_part.data, Payload)
+    assert kept_part.data == Payload(step=1)
+    assert stream.events == kept  # equal each time, made anew
+
+
+async def test_an_error_carries_the_latest_three_events_by_default() -> None:
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", long_stream(10)[:-1])  # cut before the end
+    async with connect(agent, resume=False) as client:
+        with pytest.raises(A2AConnectionError) as info:
+            await drain(client.stream_message("x"))
+    events = info.value.events
+    assert [e.artifact.text for e in events if isinstance(e, TaskArtifactUpdateEvent)] == [
+        " 7",
+        " 8",
+        " 9",
+    ]
+    assert len(events) == 3
+
+
 async def test_a_finished_stream_lets_go_of_what_it_sent() -> None:
     # A fan-out holds thousands of finished streams: each keeps its task and events, not the
     # request, its message or the ways it had of reading on.
@@ -769,7 +836,7 @@ async def test_a_finished_stream_lets_go_of_what_it_sent() -> None:
     agent.stream("SendStreamingMessage", V1_HAPPY)
     payload = Payload(report="x" * 1000)
     sent = weakref.ref(payload)
-    async with connect(agent) as client:
+    async with connect(agent, keep_events=None) as client:
         stream = client.stream_message(Message.user(data=payload))
         del payload
         await drain(stream)

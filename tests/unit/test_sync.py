@@ -286,7 +286,7 @@ def test_stream_with_for(backend: str) -> None:
                 events.append(event)
             assert stream.finished
             assert agent.body.closed
-        assert stream.events == events
+        assert stream.events == events[-3:]  # the latest, by default
         assert kinds(events) == HAPPY_KINDS
         task = stream.task
         assert task is not None

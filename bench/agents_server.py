@@ -1,0 +1,190 @@
+"""Many A2A agents in one process, one port each, for the scale benchmarks (``scale.py``).
+
+    python bench/agents_server.py --agents 100 --first 0 --slow-every 3
+    python bench/agents_server.py --agents 1 --events 20 --event-bytes 500
+
+Plain asyncio streams, HTTP/1.1 with keep-alive, no framework, every answer prepared at
+start-up. Each agent listens on a port of its own on 127.0.0.1 (agents are distinct origins,
+as users meet them); the process prints its ports on one line, space-separated, then serves
+until its stdin closes or ``--lifetime`` seconds pass. Its open-files limit is raised to the
+hard limit.
+
+Agent number ``first + k`` (the k-th port) serves, the request's JSON-RPC ``id`` echoed:
+
+- ``GET /.well-known/agent-card.json``: the recorded v1.0 card naming a JSON-RPC 1.0
+  interface at ``/a2a/jsonrpc`` on its own port;
+- ``SendMessage``: the recorded completed Task at once, unless the agent is slow (every
+  ``--slow-every``-th agent: numbers ``n`` with ``n % slow_every == slow_every - 1``), which
+  never answers: it holds the request until the client closes the connection;
+- ``SendStreamingMessage``: ``--events`` events of about ``--event-bytes`` bytes of SSE data
+  each, each flushed, then nothing: the stream stays open, idle, until the client closes it.
+  A Task snapshot, then (``--shape status``) WORKING status updates, each with a progress
+  message of its own, or (``--shape chunks``) a status update and chunks appended to one
+  artifact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import copy
+import socket
+import sys
+from typing import Any
+
+import _common as c
+from loopback_server import (
+    MAX_HEADER_BYTES,
+    _stdin_closed,
+    card,
+    raise_open_files,
+    unary_v10,
+)
+
+BACKLOG = 4096
+_SSE_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-store\r\n"
+    b"transfer-encoding: chunked\r\n\r\n"
+)
+
+
+def _response(ctype: bytes, body: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 200 OK\r\ncontent-type: " + ctype
+        + b"\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )  # fmt: skip
+
+
+def _padded(event: dict[str, Any], text: dict[str, Any], event_bytes: int, label: str) -> None:
+    """Set ``text["text"]`` so that ``event``'s SSE data is about ``event_bytes`` long."""
+    text["text"] = ""
+    size = len(b'data: {"jsonrpc":"2.0","result":' + c.compact(event) + b',"id":1}')
+    text["text"] = label.ljust(max(0, event_bytes - size))
+
+
+def stream_results(events: int, event_bytes: int, shape: str) -> list[dict[str, Any]]:
+    """A Task snapshot, then ``events - 1`` events, each's SSE data about ``event_bytes``
+    long: ``status``, WORKING status updates, each with a message of its own (what the task
+    keeps is the latest); ``chunks``, a WORKING status update, then chunks of one artifact
+    (``append``: the task keeps them all)."""
+    snapshot, working, first_chunk, *_ = c.stream_results(4)
+    out = [snapshot]
+    for i in range(1, events):
+        if shape == "status" or i == 1:
+            event = copy.deepcopy(working)
+            message = event["statusUpdate"]["status"]["message"]
+            message["messageId"] = f"{message['messageId'][:-4]}{i:04d}"
+            _padded(event, message["parts"][0], event_bytes, f"step {i} ")
+        else:
+            event = copy.deepcopy(first_chunk)
+            update = event["artifactUpdate"]
+            update["append"] = i > 2
+            update["artifact"]["parts"] = [{"text": ""}]
+            _padded(event, update["artifact"]["parts"][0], event_bytes, f"chunk {i} ")
+        out.append(event)
+    return out
+
+
+async def _until_closed(reader: asyncio.StreamReader) -> None:
+    """Wait until the client closes the connection (what it sends meanwhile is dropped)."""
+    while await reader.read(65536):
+        pass
+
+
+class Agents:
+    def __init__(
+        self, first: int, slow_every: int, events: int, event_bytes: int, shape: str
+    ) -> None:
+        self.first = first
+        self.slow_every = slow_every
+        self.unary_head = b'{"jsonrpc":"2.0","id":'
+        self.unary_tail = b',"result":' + c.compact(unary_v10()) + b"}"
+        self.events = c.sse_templates(stream_results(events, event_bytes, shape))
+
+    def slow(self, number: int) -> bool:
+        return self.slow_every > 0 and number % self.slow_every == self.slow_every - 1
+
+    def handler(self, number: int, port: int) -> Any:
+        card_body = _response(b"application/json", card(port))
+        slow = self.slow(number)
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                while True:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    line, _, rest = head.partition(b"\r\n")
+                    method, _path, _ = line.split(b" ", 2)
+                    length = 0
+                    for h in rest.split(b"\r\n"):
+                        name, _, value = h.partition(b":")
+                        if name.strip().lower() == b"content-length":
+                            length = int(value)
+                    body = await reader.readexactly(length) if length else b""
+                    if method == b"GET":
+                        writer.write(card_body)
+                    elif b"SendStreamingMessage" in body:
+                        await self.stream(reader, writer, c.request_id(body))
+                        return
+                    elif slow:
+                        await _until_closed(reader)
+                        return
+                    else:
+                        content = self.unary_head + c.request_id(body) + self.unary_tail
+                        writer.write(_response(b"application/json", content))
+                    await writer.drain()
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                pass
+            except ValueError:  # a malformed request line or header
+                pass
+            except asyncio.CancelledError:  # shutting down with connections still open
+                pass
+            finally:
+                writer.close()
+
+        return handle
+
+    async def stream(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, req_id: bytes
+    ) -> None:
+        writer.write(_SSE_HEAD)
+        for template in self.events:
+            data = template + req_id + c.SSE_TAIL
+            writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+            await writer.drain()
+        await _until_closed(reader)
+
+
+async def main(a: argparse.Namespace) -> None:
+    raise_open_files()
+    agents = Agents(a.first, a.slow_every, a.events, a.event_bytes, a.shape)
+    servers = []
+    for k in range(a.agents):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        srv = await asyncio.start_server(
+            agents.handler(a.first + k, port), sock=sock, backlog=BACKLOG, limit=MAX_HEADER_BYTES
+        )
+        servers.append((srv, port))
+    print(" ".join(str(port) for _, port in servers), flush=True)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(_stdin_closed(), a.lifetime)
+    for srv, _ in servers:
+        srv.close()
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--agents", type=int, default=1, help="agents (ports) in this process")
+    p.add_argument("--first", type=int, default=0, help="the number of the first agent")
+    p.add_argument("--slow-every", type=int, default=0, help="every n-th agent never answers")
+    p.add_argument("--events", type=int, default=20, help="events of a stream, then idle")
+    p.add_argument("--event-bytes", type=int, default=500, help="SSE data bytes of an event")
+    p.add_argument("--shape", choices=("status", "chunks"), default="status", help="the events")
+    p.add_argument("--lifetime", type=float, default=1800.0, help="seconds, at most")
+    args = p.parse_args()
+    if args.events < 3:
+        sys.exit("--events must be at least 3")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main(args))

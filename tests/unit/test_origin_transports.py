@@ -1,0 +1,163 @@
+"""The connections of an AgentPool (and of any client the library makes its httpx client for):
+one of httpx's transports per origin, another for the requests past ``SHARD_SIZE`` at once,
+idle ones kept for the origins used last, every one closed with the pool. Over sockets of
+the test's own loop (``_raw_server``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import anyio
+import httpx
+import pytest
+
+from a2a_anyio import A2ATimeoutError, AgentPool, MessageStream, Task
+from a2a_anyio import _http as http
+
+from ..security._raw_server import Answer, RawServer, Request, jsonrpc, sse
+from ._support import on_mock_clock, v1_card
+
+pytestmark = pytest.mark.anyio
+
+JSON = {"Content-Type": "application/json"}
+EVENTS = {"Content-Type": "text/event-stream"}
+WORKING = {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}
+DONE = {**WORKING, "status": {"state": "TASK_STATE_COMPLETED"}}
+
+
+def answer(request: Request) -> Answer:
+    """An agent: its card, a completed task for a send, a stream held open after its first
+    event."""
+    if request.method == "GET":
+        card = v1_card(f"http://{request.headers['host']}/rpc")
+        return Answer([json.dumps(card).encode()], JSON)
+    if json.loads(request.body)["method"] == "SendStreamingMessage":
+        return Answer([sse(request, {"task": WORKING})], EVENTS, hold=True)
+    return Answer([jsonrpc(request, {"task": DONE})], JSON)
+
+
+@asynccontextmanager
+async def agents(count: int) -> AsyncIterator[list[tuple[RawServer, str]]]:
+    async with AsyncExitStack() as stack:
+        out = []
+        for _ in range(count):
+            server = RawServer(answer)
+            out.append((server, await stack.enter_async_context(server.serve())))
+        yield out
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    u = httpx.URL(url)
+    assert u.port is not None
+    return u.scheme, u.host, u.port
+
+
+def active(pool: AgentPool) -> dict[tuple[str, str, int | None], list[int]]:
+    """The requests open on each of the pool's transports, by origin."""
+    client = pool.http_client
+    assert isinstance(client, http.OwnClient)
+    return client.origins.active()
+
+
+async def opened(stream: MessageStream) -> MessageStream:
+    """``stream`` entered, its first event read."""
+    await stream.__aenter__()
+    assert isinstance(await stream.__anext__(), Task)
+    return stream
+
+
+async def test_each_origin_has_a_transport_of_its_own_and_the_pool_closes_them_all() -> None:
+    async with agents(3) as served, AgentPool() as pool:
+        for _, url in served:
+            assert isinstance(await pool.client(url).send_message("hi"), Task)
+        assert active(pool) == {origin(url): [0] for _, url in served}
+        assert all(server.open == 1 for server, _ in served)  # kept alive
+        await pool.aclose()
+        for server, _ in served:
+            await server.until_no_connection()
+
+
+async def test_requests_past_a_share_go_to_another_transport_closed_when_they_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http, "SHARD_SIZE", 3)
+    async with agents(1) as [(server, url)], AgentPool() as pool:
+        client = pool.client(url)
+        await client.get_card()
+        streams = [await opened(client.stream_message(f"s{i}")) for i in range(5)]
+        assert active(pool) == {origin(url): [3, 2]}
+        for stream in streams[3:]:
+            await stream.aclose()
+        assert active(pool) == {origin(url): [3]}
+        streams.append(await opened(client.stream_message("one more")))
+        assert active(pool) == {origin(url): [3, 1]}
+        for stream in streams:
+            await stream.aclose()
+        assert active(pool) == {origin(url): [0]}
+        await server.until_no_connection()  # streams closed early: their connections too
+
+
+async def test_idle_connections_are_kept_for_the_origins_used_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http, "MAX_IDLE_ORIGINS", 2)
+    async with agents(3) as served, AgentPool() as pool:
+        for _, url in served:
+            await pool.client(url).send_message("hi")
+        (first, first_url), *later = served
+        assert active(pool) == {origin(url): [0] for _, url in later}
+        await first.until_no_connection()
+        assert [server.open for server, _ in later] == [1, 1]
+        await pool.client(first_url).send_message("again")  # a new connection
+        assert first.open == 1
+
+
+@on_mock_clock()
+async def test_a_connection_cap_applies_to_each_origin() -> None:
+    async with agents(2) as [(_, busy), (_, other)], AgentPool(max_connections=1) as pool:
+        await pool.client(busy).get_card()
+        held = await opened(pool.client(busy).stream_message("hold the one connection"))
+        # Another agent is not kept waiting by this one's connections.
+        assert isinstance(await pool.client(other).send_message("hi"), Task)
+        # This one's cap holds: the send waits for the connection until its deadline.
+        with pytest.raises(A2ATimeoutError) as info:
+            await pool.client(busy).send_message("hi", timeout=1)
+        assert info.value.timeout == "deadline"
+        await held.aclose()
+        assert isinstance(await pool.client(busy).send_message("hi", timeout=1), Task)
+
+
+async def test_credentials_headers_and_event_hooks_apply_to_every_origin() -> None:
+    seen: list[str] = []
+
+    async def hook(request: httpx.Request) -> None:
+        seen.append(str(request.url))
+
+    async with (
+        agents(2) as served,
+        AgentPool(auth="Bearer s3cret", headers={"X-Team": "a"}) as pool,
+    ):
+        pool.http_client.event_hooks["request"].append(hook)
+        for _, url in served:
+            await pool.client(url).send_message("hi")
+    for server, url in served:
+        assert [r.method for r in server.requests] == ["GET", "POST"]
+        for request in server.requests:
+            assert request.headers["authorization"] == "Bearer s3cret"
+            assert request.headers["x-team"] == "a"
+        assert f"{url}/rpc" in seen
+
+
+@on_mock_clock()
+async def test_a_stream_cancelled_by_its_reader_releases_its_transport() -> None:
+    async with agents(1) as [(server, url)], AgentPool() as pool:
+        client = pool.client(url)
+        await client.get_card()
+        with anyio.move_on_after(0.1):
+            async with client.stream_message("hold") as stream:
+                async for _ in stream:
+                    pass
+        assert active(pool) == {origin(url): [0]}
+        await server.until_no_connection()
