@@ -15,6 +15,7 @@ import anyio
 
 from a2a_anyio import _retry
 from a2a_anyio._bindings import WireCodec, WireRequest
+from a2a_anyio._bindings.base import EventData
 from a2a_anyio._errors import (
     A2AClientError,
     A2AProtocolError,
@@ -61,12 +62,12 @@ class StreamWire:
         self.events = codec.event_decoder(request)
         self.fall_back = fall_back
         self.types = types
-        #: One event from its SSE data (the event decoder's own when no type is registered).
-        self.decode: Callable[[str], StreamEvent] = (
+        #: One event from its data (the event decoder's own when no type is registered).
+        self.decode: Callable[[EventData], StreamEvent] = (
             self._typed_event if types else self.events.decode
         )
 
-    def _typed_event(self, data: str) -> StreamEvent:
+    def _typed_event(self, data: EventData) -> StreamEvent:
         event = self.events.decode(data)
         self._type(event)
         return event
@@ -233,7 +234,7 @@ class MessageStream:
             max_bytes=limits.max_bytes,
         )
         self._conn: Messages | None = None
-        self._decode: Callable[[str], StreamEvent] | None = None
+        self._decode: Callable[[EventData], StreamEvent] | None = None
         self._deadline = math.inf
         self._poll_deadline = math.inf
         self._state = "new"  # new -> open -> done
