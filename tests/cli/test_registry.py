@@ -246,8 +246,8 @@ def test_a_missing_variable_names_itself_the_file_the_entry_and_the_field(tmp_pa
             ["'protocol'", "auto, 1.0, 0.3, 0.2 or legacy"],
         ),
         (
-            "agents: [{name: a, url: http://a.test, binding: grpc}]",
-            ["'binding'", "jsonrpc or rest"],
+            "agents: [{name: a, url: http://a.test, binding: soap}]",
+            ["'binding'", "jsonrpc, rest or grpc"],
         ),
         ("agents: [{name: a, url: http://a.test, verify: 3}]", ["'verify'", "CA bundle"]),
         ("agents: [{name: a, url: http://a.test, headers: [x]}]", ["'headers'", "mapping"]),

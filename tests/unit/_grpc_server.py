@@ -14,6 +14,7 @@ import struct
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import h2.config
@@ -23,6 +24,11 @@ import h2.exceptions
 import h2.settings
 from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 from google.rpc import error_details_pb2, status_pb2
+
+from a2a_anyio import A2ARPCError, TaskNotFoundError
+from a2a_anyio._bindings import codec_for
+from a2a_anyio._bindings.grpc import GrpcCodec
+from a2a_anyio._dialects import Op, OpArgs
 
 Handler = Callable[["Call"], Awaitable[object]]
 
@@ -260,3 +266,39 @@ class GrpcServer:
             self.open -= 1
             self._changed.set()
             self._changed = anyio.Event()
+
+
+# -- an A2A agent over it --------------------------------------------------------------------
+
+#: What the agent does for an operation: its result (a stream's: its events), or an
+#: A2ARPCError raised (answered as the codec writes it).
+Script = Callable[[Op, OpArgs], Awaitable[Any]]
+
+
+def a2a_agent(version: str, script: Script) -> Handler:
+    """A handler that serves A2A over gRPC in ``version`` ("1.0", "0.3") with the client's
+    own codec, the server's side: each request read, ``script``'s answer written."""
+    codec = codec_for("grpc", version, "http://127.0.0.1")
+    assert isinstance(codec, GrpcCodec)
+
+    async def handler(call: Call) -> None:
+        op = codec.op_for(call.path)
+        if op is None:
+            await call.trailers_only(12, "no such method")
+            return
+        try:
+            result = await script(op, codec.decode_request(op, call.message))
+        except A2ARPCError as exc:
+            metadata = {"taskId": exc.task_id} if isinstance(exc, TaskNotFoundError) else {}
+            status, trailers = codec.encode_error(exc.code, exc.message, metadata)
+            await call.trailers_only(status, **trailers)
+            return
+        await call.head()
+        if op.streams:
+            for event in result:
+                await call.send(codec.encode_event(event))
+        else:
+            await call.send(codec.encode_result(op, result))
+        await call.end()
+
+    return handler

@@ -271,8 +271,10 @@ class WireCodec(ABC):
     request opts in to. Request ids come from a counter of this object.
     """
 
-    #: "jsonrpc" or "rest".
+    #: "jsonrpc", "rest" or "grpc".
     binding: ClassVar[str]
+    #: The transport that carries its requests: "http" (HTTP/1.1, JSON, SSE) or "grpc".
+    transport: ClassVar[str] = "http"
     #: How messages name the binding.
     binding_name: ClassVar[str]
     #: The media type of JSON bodies, both ways.
