@@ -200,6 +200,13 @@ def js_compat_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def js_grpc_server() -> Iterator[str]:
+    """Base URL of an @a2a-js/sdk server whose card lists only its gRPC interfaces (v1.0 and
+    v0.3, on @grpc/grpc-js)."""
+    yield from _node_peer(matrix.JS_ENV, "--mode", "grpc")
+
+
+@pytest.fixture(scope="session")
 def mastra_server() -> Iterator[str]:
     """Base URL of a Mastra server, its agent ``echo`` under ``/api`` (``npm ci`` on first
     use, bounded)."""

@@ -241,6 +241,28 @@ PEERS: tuple[Peer, ...] = (
         note='client told protocol="0.3"',
     ),
     Peer(
+        id="js-grpc-v1",
+        title="@a2a-js/sdk (Node), gRPC server (@grpc/grpc-js)",
+        version="1.0",
+        fixture="js_grpc_server",
+        protocol="auto",
+        serves={"grpc": EVERYTHING},
+        push={"grpc": ALL_PUSH},
+        provisioned=True,
+        note="its card lists gRPC interfaces only",
+    ),
+    Peer(
+        id="js-grpc-v03",
+        title="@a2a-js/sdk (Node), gRPC server (@grpc/grpc-js)",
+        version="0.3",
+        fixture="js_grpc_server",
+        protocol="0.3",
+        serves={"grpc": NO_LIST},
+        push={"grpc": ALL_PUSH},
+        provisioned=True,
+        note='client told protocol="0.3"',
+    ),
+    Peer(
         id="fasta2a",
         title="fasta2a (Python)",
         version="1.0",
@@ -555,6 +577,7 @@ def peer_versions() -> dict[str, str]:
             versions[name] = pinned
     locks = {
         "@a2a-js/sdk": (JS_ENV, "@a2a-js/sdk"),
+        "@grpc/grpc-js": (JS_ENV, "@grpc/grpc-js"),
         "@mastra/core": (MASTRA_ENV, "@mastra/core"),
         "@mastra/server": (MASTRA_ENV, "@mastra/server"),
     }
@@ -697,7 +720,9 @@ def render(results: Results) -> str:
         "HTTP, lists GRPC 1.0 and GRPC 0.3 at a bare `127.0.0.1:<port>` and nothing else: the",
         "client calls gRPC with its default bindings too, as the only binding offered (the",
         "sync facade's interop tests do).",
-        "The v0.3 service has no `ListTasks`.",
+        "The v0.3 service has no `ListTasks`. The JS SDK's gRPC rows are alike: its",
+        "`grpcService` (v1.0) and `legacyGrpcService` (v0.3) on `@grpc/grpc-js`, the JS",
+        "rows' scripted agent, a card of gRPC interfaces only.",
         "",
         "fasta2a serves JSON-RPC only (its card: one v1.0 interface). It answers every send at",
         "once with the task it submitted, blocking or not: the client follows the task up (it",
@@ -758,7 +783,7 @@ def render(results: Results) -> str:
         "`fasta2a/server.py` (fasta2a), `pya2a/server.py` (python-a2a) and",
         "`langgraph/server.py` (LangGraph's API server, Python 3.11 or newer), each Python peer",
         "in a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under",
-        "Node), `mastra/server.mjs` (a Mastra agent, its model the `ai` package's mock, served by",
+        "Node; `--mode grpc` on @grpc/grpc-js), `mastra/server.mjs` (a Mastra agent, its model the `ai` package's mock, served by",
         "@mastra/server through @mastra/hono) and `legacy_servers.py` (ours), all in",
         "`tests/interop/`.",
     ]
