@@ -29,9 +29,10 @@ from a2a_anyio import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from a2a_anyio._bindings import codec_for
 from a2a_anyio._dialects import Op, OpArgs, Send, TaskRef
 
-from ._grpc_server import GrpcServer, Script, a2a_agent
+from ._grpc_server import Call, GrpcServer, Script, a2a_agent
 from ._support import on_mock_clock, v03_card, v1_card
 
 pytestmark = pytest.mark.anyio
@@ -228,3 +229,39 @@ async def test_a_stream_left_by_the_caller_is_reset() -> None:
         assert await agent.calls[0].until_reset() == 8
         assert isinstance(await client.send_message("ping"), Message)  # the same connection
     assert agent.connections == 1
+
+
+@on_mock_clock()
+async def test_a_cut_stream_is_resumed_with_subscribe_to_task() -> None:
+    codec = codec_for("grpc", "1.0", "http://127.0.0.1")
+    chunk = TaskArtifactUpdateEvent("t-1", "c-1", Artifact("a-1", [TextPart("one")]))
+
+    async def handler(call: Call) -> None:
+        await call.head()
+        if call.path.endswith("/SendStreamingMessage"):
+            await call.send(codec.encode_event(Task("t-1", "c-1", WORKING)))
+            await call.send(codec.encode_event(chunk))
+            await call.reset_stream(2)  # cut: INTERNAL_ERROR
+            return
+        assert call.path.endswith("/SubscribeToTask")
+        await call.send(codec.encode_event(Task("t-1", "c-1", WORKING, [chunk.artifact])))
+        await call.send(codec.encode_event(TaskStatusUpdateEvent("t-1", "c-1", DONE, final=True)))
+        await call.end()
+
+    agent = GrpcServer(handler)
+    async with (
+        agent.serve() as url,
+        A2AClient(url, card=grpc_card(url)) as client,
+        client.stream_message("go") as stream,
+    ):
+        events = [event async for event in stream]
+    assert [type(e).__name__ for e in events] == [
+        "Task",
+        "TaskArtifactUpdateEvent",
+        "TaskStatusUpdateEvent",
+    ]
+    assert stream.task is not None and stream.task.status.state is TaskState.COMPLETED
+    assert [call.path.rpartition("/")[2] for call in agent.calls] == [
+        "SendStreamingMessage",
+        "SubscribeToTask",
+    ]

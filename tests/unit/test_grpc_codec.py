@@ -6,10 +6,14 @@ decodes and the other way round, for every operation of v1.0 and v0.3 (the value
 from __future__ import annotations
 
 import base64
+import contextlib
 from typing import Any
 
 import pytest
+from google.protobuf.any_pb2 import Any as AnyMessage
 from google.rpc import error_details_pb2, status_pb2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from a2a_anyio import (
     A2AAuthError,
@@ -223,8 +227,11 @@ def test_the_error_info_reason_names_the_error() -> None:
     assert (error.message, error.reason) == ("1.0 only", "VERSION_NOT_SUPPORTED")
     # Another domain's reason is no A2A error; nor is a detail of a type unknown here.
     other = error_details_pb2.ErrorInfo(reason="TASK_NOT_FOUND", domain="example.com")
-    unknown = status_pb2.Status(code=1)  # packed as an Any of a type no ErrorInfo
-    error = _error(9, **{"grpc-status-details-bin": _details(other, unknown)})
+    status = status_pb2.Status(code=9)
+    status.details.add().Pack(other)
+    status.details.append(AnyMessage(type_url="type.googleapis.com/x.Unknown", value=b"\x08\x01"))
+    raw = base64.b64encode(status.SerializeToString()).decode()
+    error = _error(9, **{"grpc-status-details-bin": raw})
     assert type(error) is A2AHTTPError
     assert error.status_code == 400
 
@@ -278,3 +285,23 @@ def test_an_answer_that_is_no_message_of_its_rpc() -> None:
     assert info.value.method == "GetTask"
     with pytest.raises(A2AProtocolError):  # a message, but no task in it
         codec.decode(codec.encode(Op.SEND, ARGS[Op.SEND]), 0, {}, b"")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.binary(max_size=300), status=st.integers(0, 20), details=st.binary(max_size=80))
+def test_what_a_server_sends_is_a_result_or_a_typed_error(
+    data: bytes, status: int, details: bytes
+) -> None:
+    """No exception of protobuf's reaches the caller: any bytes as an answer, an event or a
+    status's details."""
+    for version in VERSIONS:
+        codec = _codec(version)
+        for op, args in ((Op.GET, TaskRef("t-1")), (Op.SEND, ARGS[Op.SEND])):
+            req = codec.encode(op, args)
+            trailers = {"grpc-status-details-bin": base64.b64encode(details).decode()}
+            for code, headers in ((0, {}), (status, trailers)):
+                with contextlib.suppress(A2AClientError):
+                    codec.decode(req, code, headers, data)
+        decoder = codec.event_decoder(codec.encode(Op.STREAM, ARGS[Op.STREAM]))
+        with contextlib.suppress(A2AClientError):
+            decoder.decode(data)

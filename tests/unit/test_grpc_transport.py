@@ -17,7 +17,7 @@ import pytest
 from anyio.streams.tls import TLSListener
 
 from a2a_anyio import A2AConnectionError, A2ATimeoutError
-from a2a_anyio._auth import Credentials, credentials
+from a2a_anyio._auth import Credentials, MutualTLS, credentials
 from a2a_anyio._bindings.base import StreamStatus, WireRequest
 from a2a_anyio._dialects.ops import Op
 from a2a_anyio._grpc import GrpcTransport, grpc_timeout
@@ -322,11 +322,16 @@ def _certificate(tmp: Path) -> tuple[Path, Path]:
 
 
 @asynccontextmanager
-async def tls_server(server: GrpcServer, tmp: Path, alpn: list[str]) -> AsyncIterator[str]:
+async def tls_server(
+    server: GrpcServer, tmp: Path, alpn: list[str], *, client_cert: bool = False
+) -> AsyncIterator[str]:
     cert, key = _certificate(tmp)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     context.set_alpn_protocols(alpn)
+    if client_cert:  # the client must show a certificate of this CA (its own, here)
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cert)
     listener = TLSListener(
         await anyio.create_tcp_listener(local_host="127.0.0.1"), context, standard_compatible=False
     )
@@ -362,3 +367,16 @@ async def test_a_tls_server_without_h2_is_refused(tmp_path: Path) -> None:
             await grpc.unary(req, own(url), req.context)
     assert "does not speak HTTP/2 over TLS (ALPN: None)" in info.value.message
     assert server.calls == []
+
+
+async def test_a_client_certificate_as_the_client_gives_it(tmp_path: Path) -> None:
+    server = GrpcServer(echo)
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    async with tls_server(server, tmp_path, ["h2"], client_cert=True) as url:
+        req = request(url)
+        mine = MutualTLS(str(cert), str(key))
+        async with transport(verify=str(cert), client_cert=mine) as grpc:
+            assert (await grpc.unary(req, own(url), req.context)).content == b"olleh"
+        async with transport(verify=str(cert)) as grpc:  # no certificate: refused
+            with pytest.raises(A2AConnectionError):
+                await grpc.unary(req, own(url), req.context)
