@@ -1,5 +1,6 @@
 """Fan-out: one question to several agents at once; ``first=k`` keeps the k fastest answers and
-cancels the rest, ``timeout`` cuts the stragglers. Each agent's outcome is its AgentResult.
+cancels the rest, ``timeout`` cuts the stragglers (their tasks are cancelled on their agents
+too). Each agent's outcome is its AgentResult.
 
 uv run python examples/fan_out_first.py                     # starts four local FakeAgents
 uv run python examples/fan_out_first.py --backend trio
@@ -34,8 +35,8 @@ def answers_after(seconds: float) -> Callable[[SkillContext], AsyncIterator[Emit
 
 def local_agent(name: str, seconds: float | None) -> FakeAgent:
     agent = FakeAgent(name=name, skills={"answer": answers_after(seconds or 0)})
-    if seconds is None:
-        agent.fault("send", error=-32603, message="the knowledge base is offline")
+    if seconds is None:  # a fan-out streams to an agent that can: the stream fails
+        agent.fault("stream", error=-32603, message="the knowledge base is offline")
     return agent
 
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from a2a_anyio import _model
+from a2a_anyio._abandon import CancelOutcome
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient, ClientOptions, SendOptions, StreamOptions
@@ -75,6 +76,8 @@ if _TYPE_CHECKING:
     from a2a_anyio._signing import CardVerifier, VerifiedCard, canonicalize, sign_card
     from a2a_anyio._sync import SyncA2AClient, SyncMessageStream
     from a2a_anyio._sync_pool import SyncAgentPool
+    from a2a_anyio._sync_tool import SyncAgentTool
+    from a2a_anyio._tool import AgentTool, AgentToolFile, AgentToolProgress, AgentToolResult
 
 __version__ = "0.1.0"
 """The version of a2a-anyio."""
@@ -84,6 +87,7 @@ __version__ = "0.1.0"
 # threads) than a single client needs; card signing is JWS, JWKS and JCS; the auth schemes
 # are not needed by a client given a plain ``auth=`` value or none, nor the one-shot helpers
 # by a program that makes its own client, nor the card checks by one that only calls agents.
+# by a program that makes its own client; nor agents as tools by one that calls them itself.
 _LAZY = {
     "ApiKey": "a2a_anyio._auth_schemes",
     "Basic": "a2a_anyio._auth_schemes",
@@ -113,6 +117,11 @@ _LAZY = {
     "SyncA2AClient": "a2a_anyio._sync",
     "SyncAgentPool": "a2a_anyio._sync_pool",
     "SyncMessageStream": "a2a_anyio._sync",
+    "AgentTool": "a2a_anyio._tool",
+    "AgentToolFile": "a2a_anyio._tool",
+    "AgentToolProgress": "a2a_anyio._tool",
+    "AgentToolResult": "a2a_anyio._tool",
+    "SyncAgentTool": "a2a_anyio._sync_tool",
 }
 
 
@@ -161,6 +170,10 @@ __all__ = [
     "AgentRegistryError",
     "AgentResult",
     "AgentSkill",
+    "AgentTool",
+    "AgentToolFile",
+    "AgentToolProgress",
+    "AgentToolResult",
     "ApiKey",
     "Artifact",
     "Auth",
@@ -168,6 +181,7 @@ __all__ = [
     "Basic",
     "Bearer",
     "CLIENT_TIMEOUT",
+    "CancelOutcome",
     "CardProblem",
     "CardVerifier",
     "ClientOptions",
@@ -205,6 +219,7 @@ __all__ = [
     "StreamOptions",
     "SyncA2AClient",
     "SyncAgentPool",
+    "SyncAgentTool",
     "SyncConversation",
     "SyncMessageStream",
     "Task",

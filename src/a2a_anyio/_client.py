@@ -11,9 +11,9 @@ import inspect
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from types import MappingProxyType, TracebackType
@@ -21,6 +21,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
 
 import anyio
 
+from a2a_anyio._abandon import (
+    DEFAULT_CANCEL_GRACE,
+    CancelOutcome,
+    LastSeen,
+    abandons,
+    cancel_abandoned,
+)
 from a2a_anyio._auth import (
     AuthInput,
     Credentials,
@@ -101,6 +108,7 @@ if TYPE_CHECKING:
     from a2a_anyio._grpc import GrpcTransport
     from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
+    from a2a_anyio._tool import AgentTool, AgentToolProgress
 
 MessageInput = str | Mapping[str, Any] | Message
 
@@ -131,6 +139,8 @@ class AgentOptions(TypedDict, total=False):
     keep_events: int | None
     types: Mapping[str, Decoder] | None
     interceptors: Sequence[Interceptor | object]
+    cancel_on_exit: bool
+    cancel_grace: float
 
 
 class ClientOptions(AgentOptions, total=False):
@@ -178,6 +188,7 @@ class SendOptions(TypedDict, total=False):
     on_event: EventCallback | None
     timeout: Timeout
     headers: Mapping[str, str] | None
+    cancel_on_exit: bool | None
 
 
 class StreamOptions(TypedDict, total=False):
@@ -192,6 +203,7 @@ class StreamOptions(TypedDict, total=False):
     total_timeout: float | None
     resume: bool | None
     headers: Mapping[str, str] | None
+    cancel_on_exit: bool | None
 
 
 T = TypeVar("T")
@@ -375,6 +387,10 @@ class A2AClient:
     every operation an OpenTelemetry span and sends its ``traceparent`` to the agent (the
     ``otel`` extra; an ``ImportError`` without it). ``types`` maps media types and method
     names to the user's types for extension payloads (see ``register_type``).
+    ``cancel_on_exit`` is the default of the per-call option of ``send_message``,
+    ``stream_message``, ``subscribe`` and ``wait``: a call its caller abandons (its cancel
+    scope, a time limit, Ctrl-C; a stream left before its end) cancels its task on the agent,
+    best effort, within ``cancel_grace`` seconds (the time limit of that cancel).
 
     Every unary operation takes ``timeout=``: its deadline, replacing the client's for that
     call (None: no limit); a stream's is ``total_timeout``. Every operation takes
@@ -421,6 +437,8 @@ class A2AClient:
         tracing: bool = False,
         types: Mapping[str, Decoder] | None = None,
         interceptors: Sequence[Interceptor | object] = (),
+        cancel_on_exit: bool = False,
+        cancel_grace: float = DEFAULT_CANCEL_GRACE,
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -440,6 +458,16 @@ class A2AClient:
         if keep_events is not None and keep_events < 0:
             raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
         self.keep_events = keep_events
+        if not isinstance(cancel_on_exit, bool):
+            _refuse("cancel_on_exit", cancel_on_exit, "a bool")
+        self.cancel_on_exit = cancel_on_exit
+        if (
+            isinstance(cancel_grace, bool)
+            or not isinstance(cancel_grace, (int, float))
+            or not 0 <= cancel_grace < math.inf
+        ):
+            raise ValueError(f"cancel_grace must be a number of seconds >= 0, not {cancel_grace!r}")
+        self.cancel_grace = float(cancel_grace)
         self.retry = retry if retry is not None else RetryPolicy()
         self.resume = resume
         for origin in trusted_origins:
@@ -960,6 +988,7 @@ class A2AClient:
         on_event: EventCallback | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
@@ -974,6 +1003,11 @@ class A2AClient:
         the message is then streamed when the agent can stream (and ``blocking`` is true), else
         sent, and the events are the result and what its follow-up shows; ``timeout`` bounds
         the stream as it bounds the follow-up.
+        ``cancel_on_exit`` (default: the client's) cancels the task on the agent when the call
+        is abandoned: cancelled by the caller's scope, past a time limit (its ``timeout``), or
+        interrupted (Ctrl-C). A blocking send with it is streamed when the agent can stream, so
+        that the task is known at once; an agent that does not stream names it only when it
+        answers.
 
         Raises:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
@@ -992,30 +1026,35 @@ class A2AClient:
             accepted_output_modes, push_config,
         )  # fmt: skip
         creds = self._credentials_for(headers)
-        if on_event is not None and blocking and await self._can_stream(None, creds):
+        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        streams = on_event is not None or cancels
+        if streams and blocking and await self._can_stream(None, creds):
             # Read as any stream is (the stream's own span), within the send's deadline.
             with self._deadline(Op.SEND.value, timeout) as call:
-                async with self._stream(
-                    Op.STREAM, Send(msg, config), None, None, None, creds
-                ) as stream:
+                async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
+                    stream = self._stream(Op.STREAM, Send(msg, config), None, None, None, creds)
                     try:
-                        async for event in stream:
-                            await _notify(on_event, event)
-                    finally:
-                        call.task = stream.task  # as last seen, for the error of a deadline
-                    return await stream.result()
+                        async with stream:
+                            async for event in stream:
+                                if on_event is not None:
+                                    await _notify(on_event, event)
+                            return await stream.result()
+                    finally:  # as last seen, and where it went: for the error of a deadline
+                        call.task = stream.task
+                        call.goes_to(stream._context)
         with (
             self._traced(Op.SEND.value) as span,
             self._deadline(Op.SEND.value, timeout) as call,
         ):
-            # The send's request is the call's own: only the call's deadline bounds it.
-            send = Send(msg, config)
-            result: Task | Message
-            result, creds = await self._sent(Op.SEND, send, creds, call, timeout=None)
-            if on_event is not None:
-                await _notify(on_event, result)
-            if blocking and isinstance(result, Task) and not result.status.state.is_final:
-                result = await self._follow(result, call, on_event, creds)
+            async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
+                # The send's request is the call's own: only the call's deadline bounds it.
+                send = Send(msg, config)
+                result: Task | Message
+                result, creds = await self._sent(Op.SEND, send, creds, call, timeout=None)
+                if on_event is not None:
+                    await _notify(on_event, result)
+                if blocking and isinstance(result, Task) and not result.status.state.is_final:
+                    result = await self._follow(result, call, on_event, creds)
             return span.returned(result, call.context)
 
     def conversation(
@@ -1033,6 +1072,29 @@ class A2AClient:
 
         return Conversation(self, context_id, state=state, coerce=coerce_message)
 
+    async def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: Callable[[AgentToolProgress], Any] | None = None,
+    ) -> AgentTool:
+        """The agent as a tool for a language model, made from its card (fetched if need
+        be): see ``AgentTool``. ``name`` replaces the one made from the card's name;
+        ``timeout`` bounds each call (by default this client's; None: no limit);
+        ``on_progress`` sees each event of every call.
+
+        Raises:
+            ValueError: ``name`` is not 1 to 64 letters, digits, ``_`` or ``-``; or the
+                client was made with ``endpoint=`` alone (it has no card).
+            A2ADiscoveryError: the card cannot be read (and the other failures of ``get_card``).
+            RuntimeError: the client is closed.
+        """
+        from a2a_anyio._tool import AgentTool
+
+        card = await self.get_card()
+        return AgentTool(self, card, name=name, timeout=timeout, on_progress=on_progress)
+
     async def _can_stream(self, call: CallInProgress | None, credentials: Credentials) -> bool:
         if self.url is None and self._card is None:
             return True  # a bare endpoint declares nothing: try
@@ -1046,6 +1108,7 @@ class A2AClient:
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> Task:
         """Wait until the task is terminal or interrupted; return it.
 
@@ -1054,6 +1117,8 @@ class A2AClient:
         ``max_interval``. ``timeout`` (None, the default: no limit) raises
         ``A2ATimeoutError(timeout="deadline")`` carrying the task as last seen in ``events``;
         a wait with no limit still bounds each of its requests by the client's timeout.
+        ``cancel_on_exit`` (default: the client's) cancels the task on the agent when the wait
+        is abandoned, as ``send_message``'s does.
 
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.
@@ -1062,14 +1127,17 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         creds = self._credentials_for(headers)
+        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
         with (
             self._traced("wait") as span,
             self._deadline("wait", timeout) as call,
         ):
-            task: Task
-            task, creds = await self._sent(Op.GET, TaskRef(task_id), creds, call, part_of="wait")
-            if not task.status.state.is_final:
-                task = await self._follow(task, call, None, creds, poll_interval, max_interval)
+            async with self._cancels_abandoned(call, cancels, creds, task_id):
+                task: Task
+                ref = TaskRef(task_id)
+                task, creds = await self._sent(Op.GET, ref, creds, call, part_of="wait")
+                if not task.status.state.is_final:
+                    task = await self._follow(task, call, None, creds, poll_interval, max_interval)
             return span.returned(task, call.context)
 
     async def _follow(
@@ -1127,6 +1195,7 @@ class A2AClient:
         total_timeout: float | None = None,
         resume: bool | None = None,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> MessageStream:
         """Send a message and stream the task's events (``async with ... as stream``).
 
@@ -1135,6 +1204,10 @@ class A2AClient:
         the default: no limit; the client's ``timeout`` does not apply to streams).
         ``headers`` (with those of the ``request_headers`` blocks this is called in) go with
         every request of the stream: its re-attaches and polls too.
+        ``cancel_on_exit`` (default: the client's) cancels the task on the agent when the
+        stream is closed before its end: its block left early (an error, ``total_timeout``,
+        a cancel scope, Ctrl-C), or ``aclose()``; ``stream.cancel_outcome`` says what came
+        of it.
 
         Raises:
             ValueError: a message that cannot be made into a ``Message``, as ``send_message``.
@@ -1150,7 +1223,8 @@ class A2AClient:
 
         creds = self._credentials_for(headers)
         send = Send(msg, config)
-        return self._stream(Op.STREAM, send, idle_timeout, total_timeout, resume, creds)
+        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        return self._stream(Op.STREAM, send, idle_timeout, total_timeout, resume, creds, cancels)
 
     def subscribe(
         self,
@@ -1160,9 +1234,11 @@ class A2AClient:
         total_timeout: float | None = None,
         resume: bool | None = None,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> MessageStream:
         """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe);
-        the options are ``stream_message``'s.
+        the options are ``stream_message``'s (``cancel_on_exit``: the task is known from the
+        start).
 
         Raises:
             RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
@@ -1172,7 +1248,8 @@ class A2AClient:
         self._check_open()
         creds = self._credentials_for(headers)
         ref = TaskRef(task_id)
-        return self._stream(Op.SUBSCRIBE, ref, idle_timeout, total_timeout, resume, creds)
+        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        return self._stream(Op.SUBSCRIBE, ref, idle_timeout, total_timeout, resume, creds, cancels)
 
     def _stream(
         self,
@@ -1182,6 +1259,7 @@ class A2AClient:
         total_timeout: float | None,
         resume: bool | None,
         credentials: Credentials,
+        cancel_on_exit: bool = False,
     ) -> MessageStream:
         resume = self.resume if resume is None else resume
         agent = self.url or self.endpoint
@@ -1189,6 +1267,8 @@ class A2AClient:
             self, op, args, credentials, reattaches=resume, polls=resume,
             agent=agent, method=op.value,
         )  # fmt: skip
+        source.task_id = args.task_id if isinstance(args, (Send, TaskRef)) else None
+        source.cancel = self._canceller(credentials)
         if self._interceptors:
             seen = self._interceptors.seen(op.value, agent, args, credentials, card=self._card)
             source.hooks = self._interceptors.stream(seen)
@@ -1199,7 +1279,9 @@ class A2AClient:
             keep_events=self.keep_events,
             max_bytes=self._http.max_response_bytes,
         )
-        return MessageStream(source, limits, observer=self._observer, traced=True)
+        return MessageStream(
+            source, limits, observer=self._observer, traced=True, cancel_on_exit=cancel_on_exit
+        )
 
     async def get_task(
         self,
@@ -1266,16 +1348,57 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         meta = dict(metadata) if metadata else None
-        creds = self._credentials_for(headers)
+        return await self._cancel(task_id, self._credentials_for(headers), timeout, meta)
+
+    async def _cancel(
+        self,
+        task_id: str,
+        credentials: Credentials,
+        timeout: Timeout,
+        metadata: dict[str, Any] | None = None,
+    ) -> Task:
         cancel = Op.CANCEL.value
         with self._traced(cancel) as span, self._deadline(cancel, timeout) as call:
             # The two requests share the call's one deadline (no limit of their own).
-            args = Cancel(task_id, meta)
-            task: Task | None = await self._op(Op.CANCEL, args, creds, call, timeout=None)
+            args = Cancel(task_id, metadata)
+            task: Task | None = await self._op(Op.CANCEL, args, credentials, call, timeout=None)
             if task is None:  # answered with nothing (some servers): the task as it is now
                 ref = TaskRef(task_id)
-                task = await self._op(Op.GET, ref, creds, call, timeout=None, part_of="cancel")
+                task = await self._op(
+                    Op.GET, ref, credentials, call, timeout=None, part_of="cancel"
+                )
             return span.returned(task, call.context)
+
+    def _canceller(self, credentials: Credentials) -> Callable[[str], Awaitable[Task]]:
+        """Cancels a task a call left behind, with the call's ``credentials``, within the
+        client's ``cancel_grace``."""
+        return functools.partial(self._cancel, credentials=credentials, timeout=self.cancel_grace)
+
+    async def _cancel_abandoned(
+        self, seen: LastSeen, credentials: Credentials
+    ) -> CancelOutcome | None:
+        """Cancel the task a call left running (see ``cancel_abandoned``): never raises."""
+        cancel = self._canceller(credentials)
+        return await cancel_abandoned(cancel, seen, self._observer, self.url or self.endpoint)
+
+    @asynccontextmanager
+    async def _cancels_abandoned(
+        self,
+        call: CallInProgress,
+        enabled: bool,
+        credentials: Credentials,
+        task_id: str | None = None,
+    ) -> AsyncIterator[None]:
+        """When ``enabled``, a block its caller abandons (``abandons``) cancels the task the
+        call saw last (``call.task``, else ``task_id``) on the agent."""
+        try:
+            yield
+        except BaseException as exc:
+            if enabled and abandons(exc):
+                seen = LastSeen(task_id)
+                seen(call.task)
+                await self._cancel_abandoned(seen, credentials)
+            raise
 
     async def create_push_config(
         self,

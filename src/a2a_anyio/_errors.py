@@ -385,6 +385,13 @@ def install_extra(extra: str) -> str:
     return f"pip install '.[{extra}]' in a2a-anyio's checkout"
 
 
+#: The characters of an agent's text that are never passed on as they are (a regular
+#: expression's character class): C0 controls but tab and newline, DEL, C1 controls, the
+#: bidirectional embeddings, overrides and isolates, and lone surrogates. The command line
+#: escapes them; an agent's tool description and answers leave them out.
+UNSAFE_CHARACTERS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+
+
 def clipped(text: str, limit: int = MAX_SHOWN) -> str:
     """``text`` cut to at most ``limit`` characters, ``...`` ending what was cut (a server's
     text, an id say, as an error, a record or a span attribute holds it)."""

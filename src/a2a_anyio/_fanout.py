@@ -14,7 +14,8 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._abandon import CancelOutcome, LastSeen, abandons
+from a2a_anyio._client import A2AClient, MessageInput, _notify
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
 from a2a_anyio._stream import MessageStream
@@ -51,6 +52,10 @@ class MergedStreams:
     all of them from entering the block; a stream cut by either yields an
     ``A2ATimeoutError(timeout="deadline")`` item. Leaving the block cancels the streams still
     running and releases their connections.
+
+    A stream that ``timeout``, ``stream_timeout`` or ``fail_fast`` cut has its task cancelled
+    on its agent (``cancel_cut=False``: left running), as its ``cancel_outcome`` then says;
+    one left running when the block is left follows its own ``cancel_on_exit``.
     """
 
     def __init__(
@@ -61,12 +66,15 @@ class MergedStreams:
         stream_timeout: float | None = None,
         limit: int | None = None,
         fail_fast: bool = False,
+        cancel_cut: bool = True,
     ) -> None:
         self.streams = dict(streams)
         self.timeout = timeout
         self.stream_timeout = stream_timeout
         self.fail_fast = fail_fast
         self.limit = limit
+        self.cancel_cut = cancel_cut
+        self._failed_fast = False
         self._group: TaskGroup | None = None
         self._receive: MemoryObjectReceiveStream[StreamItem] | None = None
         self._deadline = math.inf
@@ -116,6 +124,7 @@ class MergedStreams:
             raise StopAsyncIteration from None
         if self.fail_fast and item.error is not None:
             if self._group is not None:
+                self._failed_fast = True
                 self._group.cancel_scope.cancel()
             raise item.error
         return item
@@ -140,7 +149,13 @@ class MergedStreams:
                                 await send.send(StreamItem(name, event))
                     except Exception as exc:  # one agent's failure is data for the others
                         error = exc
+                    except BaseException:  # cancelled: cut by fail_fast, or the block left
+                        if self._failed_fast and self.cancel_cut:
+                            await stream._cancel_abandoned()
+                        raise
                 if scope.cancelled_caught:
+                    if self.cancel_cut:
+                        await stream._cancel_abandoned()
                     error = A2ATimeoutError(
                         f"{CUT_AT_DEADLINE}: the stream of {name} did not end within its timeout",
                         timeout="deadline",
@@ -161,8 +176,13 @@ def merge_streams(
     stream_timeout: float | None = None,
     limit: int | None = None,
     fail_fast: bool = False,
+    cancel_cut: bool = True,
 ) -> MergedStreams:
     """Consume several streams concurrently as one stream of ``(agent, event)`` items.
+
+    The tasks of the streams its ``timeout``, ``stream_timeout`` or ``fail_fast`` cut are
+    cancelled on their agents (``cancel_cut=False``: left running); the streams left when the
+    block is left follow their own ``cancel_on_exit``.
 
     Raises:
         A2AClientError: with ``fail_fast=True``, the first error of any stream (the others are cancelled);
@@ -170,8 +190,9 @@ def merge_streams(
         RuntimeError: iterated outside its ``async with`` block.
     """
     return MergedStreams(
-        streams, timeout=timeout, stream_timeout=stream_timeout, limit=limit, fail_fast=fail_fast
-    )
+        streams, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
+        fail_fast=fail_fast, cancel_cut=cancel_cut,
+    )  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -181,6 +202,13 @@ class AgentResult:
     ``cancelled`` is true when the fan-out stopped waiting for it (its deadline, or ``first``
     reached); a deadline also leaves an ``A2ATimeoutError`` in ``error``, whose message
     starts "cancelled at the deadline".
+
+    ``task_id`` is the agent's task, once known: at once from an agent that streams, else
+    from its answer. The task of a send the fan-out abandons (cut by its ``timeout``,
+    ``first`` or the caller, or ended by a time limit) is cancelled on the agent:
+    ``cancel_outcome`` then says so (``confirmed``: the agent answered that it is canceled;
+    ``error``: the request failed). An agent that does not stream and has not answered yet
+    has named no task: nothing can be cancelled there.
     """
 
     agent: str
@@ -188,6 +216,8 @@ class AgentResult:
     error: Exception | None = None
     elapsed: float = 0.0
     cancelled: bool = False
+    task_id: str | None = None
+    cancel_outcome: CancelOutcome | None = None
 
     @property
     def ok(self) -> bool:
@@ -209,24 +239,44 @@ async def send_all(
     limit: int | None,
     first: int | None,
     send_options: Mapping[str, Any],
+    cancel_abandoned: bool = True,
 ) -> list[AgentResult]:
     """Send ``message`` with each named client at once (the mechanism of ``fan_out``): one
-    ``AgentResult`` per client, in order; ``first`` and ``timeout`` cancel the rest."""
+    ``AgentResult`` per client, in order; ``first`` and ``timeout`` cancel the rest, and
+    with ``cancel_abandoned`` their tasks on their agents. Each send is followed through its
+    stream when the agent streams, so that its task is known at once."""
     results = [AgentResult(name) for name, _ in named]
     if not named:
         return results
     answered = 0
     limiter = anyio.CapacityLimiter(limit or len(named))
+    user_on_event = send_options.get("on_event")
 
     async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:
         nonlocal answered
+        seen = LastSeen()
+
+        async def on_event(event: StreamEvent) -> None:
+            seen(event)
+            result.task_id = seen.task_id
+            if user_on_event is not None:
+                await _notify(user_on_event, event)
+
+        options = {**send_options, "on_event": on_event, "cancel_on_exit": False}
         start = anyio.current_time()
         try:
             async with limiter:
-                result.value = await client.send_message(message, **send_options)
-        except Exception as exc:  # one agent's failure is data for the others
-            result.error = exc
-        finally:
+                result.value = await client.send_message(message, **options)
+        except BaseException as exc:
+            result.elapsed = anyio.current_time() - start
+            if isinstance(exc, Exception):  # one agent's failure is data for the others
+                result.error = exc
+            if cancel_abandoned and abandons(exc):
+                creds = client._credentials_for(send_options.get("headers"))
+                result.cancel_outcome = await client._cancel_abandoned(seen, creds)
+            if not isinstance(exc, Exception):
+                raise
+        else:
             result.elapsed = anyio.current_time() - start
         if result.ok:
             answered += 1

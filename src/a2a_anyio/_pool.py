@@ -4,7 +4,7 @@ agents by URL or registry name, which a pool serves (``_fanout`` holds their mec
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
@@ -18,6 +18,7 @@ from a2a_anyio._client import (
     MessageInput,
     check_send,
 )
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
 from a2a_anyio._http import (
@@ -36,6 +37,8 @@ from a2a_anyio._wires import LearnedWires
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from a2a_anyio._tool import AgentTool, AgentToolProgress
 
 
 class AgentPool:
@@ -207,6 +210,24 @@ class AgentPool:
         )
         return _as_dict(result, url)
 
+    async def as_tool(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: Callable[[AgentToolProgress], Any] | None = None,
+    ) -> AgentTool:
+        """``A2AClient.as_tool`` of the pool's client for ``url`` (or registry name).
+
+        Raises:
+            AgentRegistryError: as ``client``: ``url`` names no agent of the registry.
+            ValueError: as ``A2AClient.as_tool``, or a malformed URL.
+            A2AClientError: the card cannot be read, as ``A2AClient.get_card``.
+        """
+        client = self.client(url)
+        return await client.as_tool(name=name, timeout=timeout, on_progress=on_progress)
+
     async def fan_out(
         self,
         targets: Sequence[Target],
@@ -215,6 +236,7 @@ class AgentPool:
         timeout: float | None = None,
         limit: int | None = None,
         first: int | None = None,
+        cancel_on_exit: bool = True,
         **send_options: Any,
     ) -> list[AgentResult]:
         """``fan_out`` over this pool's clients.
@@ -226,8 +248,9 @@ class AgentPool:
             TypeError: as ``fan_out``: an option of the send of the wrong type.
         """
         return await fan_out(
-            targets, message, timeout=timeout, limit=limit, first=first, pool=self, **send_options
-        )
+            targets, message, timeout=timeout, limit=limit, first=first, pool=self,
+            cancel_on_exit=cancel_on_exit, **send_options,
+        )  # fmt: skip
 
     def fan_out_stream(
         self,
@@ -238,6 +261,7 @@ class AgentPool:
         stream_timeout: float | None = None,
         limit: int | None = None,
         fail_fast: bool = False,
+        cancel_on_exit: bool = True,
         **stream_options: Any,
     ) -> FanOutStream:
         """``fan_out_stream`` over this pool's clients.
@@ -250,7 +274,7 @@ class AgentPool:
         """
         return fan_out_stream(
             targets, message, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
-            fail_fast=fail_fast, pool=self, **stream_options,
+            fail_fast=fail_fast, pool=self, cancel_on_exit=cancel_on_exit, **stream_options,
         )  # fmt: skip
 
     async def aclose(self) -> None:
@@ -329,6 +353,7 @@ async def fan_out(
     limit: int | None = None,
     first: int | None = None,
     pool: AgentPool | None = None,
+    cancel_on_exit: bool = True,
     **send_options: Any,
 ) -> list[AgentResult]:
     """Send ``message`` to every target at once; one ``AgentResult`` per target, in order
@@ -338,6 +363,13 @@ async def fan_out(
     and cancels the rest; ``timeout`` cancels the stragglers, and is each send's deadline
     too (the clients' ``timeout`` without it). A failing agent never stops the
     others, and no exception group escapes: each outcome is in its result.
+
+    The tasks of the sends it abandons (cut by ``timeout``, ``first`` or the caller's own
+    scope, or ended by a time limit) are cancelled on their agents, all at once, each within
+    its client's ``cancel_grace`` (``cancel_on_exit=False``: left running); each result
+    says what came of it (``task_id``, ``cancel_outcome``). To know the tasks at once, each
+    send is followed through its stream when the agent streams (an ``on_event`` of yours
+    is called with every event too).
 
     Raises:
         AgentRegistryError: a target names no URL, agent or group of the registry.
@@ -353,8 +385,9 @@ async def fan_out(
     async with AsyncExitStack() as stack:
         named = await _clients(targets, pool, stack)
         return await send_all(
-            named, message, timeout=timeout, limit=limit, first=first, send_options=send_options
-        )
+            named, message, timeout=timeout, limit=limit, first=first,
+            send_options=send_options, cancel_abandoned=cancel_on_exit,
+        )  # fmt: skip
 
 
 class FanOutStream(MergedStreams):
@@ -378,7 +411,9 @@ class FanOutStream(MergedStreams):
         for name, client in named:
             if name in self.streams:  # the same agent twice: keep both streams apart
                 name = f"{name}#{len(self.streams)}"
-            self.streams[name] = client.stream_message(**self._stream_options)
+            self.streams[name] = client.stream_message(
+                **self._stream_options, cancel_on_exit=self.cancel_cut
+            )
         try:
             await super().__aenter__()
         except BaseException:
@@ -407,9 +442,15 @@ def fan_out_stream(
     limit: int | None = None,
     fail_fast: bool = False,
     pool: AgentPool | None = None,
+    cancel_on_exit: bool = True,
     **stream_options: Any,
 ) -> FanOutStream:
     """Stream ``message`` to every target at once, merged: ``async with ... as merged``.
+
+    The streams it cuts (``timeout``, ``stream_timeout``, ``fail_fast``) and those still
+    running when the block is left have their tasks cancelled on their agents
+    (``cancel_on_exit=False``: left running); each stream's ``cancel_outcome`` says what
+    came of it.
 
     Raises:
         AgentRegistryError: (on entering it) a target names no URL, agent or group of the
@@ -421,5 +462,6 @@ def fan_out_stream(
     check_send(message, stream_options)
     return FanOutStream(
         targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
-        fail_fast=fail_fast, stream_options={"message": message, **stream_options},
+        fail_fast=fail_fast, cancel_cut=cancel_on_exit,
+        stream_options={"message": message, **stream_options},
     )  # fmt: skip

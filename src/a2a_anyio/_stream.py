@@ -14,6 +14,7 @@ from typing import Any, NoReturn, Protocol, TypeVar
 import anyio
 
 from a2a_anyio import _retry
+from a2a_anyio._abandon import CancelOutcome, LastSeen, cancel_abandoned
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._bindings.base import EventData
 from a2a_anyio._errors import (
@@ -131,7 +132,9 @@ class StreamSource(ABC):
     re-attach to its task (``reattach``, when ``reattaches``) and a look at the task
     (``poll``, when ``polls``). ``agent`` and ``method`` name it in errors and spans;
     ``retry`` and ``idempotent`` say how its first open is retried; ``hooks`` are told of
-    what the stream does."""
+    what the stream does. ``task_id``: the task it is about from the start (a re-attach, a
+    message that continues a task); ``cancel``: asks the agent to cancel a task the stream
+    is left with (within the grace of such a cancel), None when it cannot."""
 
     agent: str | None
     method: str
@@ -140,6 +143,8 @@ class StreamSource(ABC):
     reattaches: bool = False
     polls: bool = False
     hooks: StreamHooks | None = None
+    task_id: str | None = None
+    cancel: Callable[[str], Awaitable[Task]] | None = None
 
     @abstractmethod
     async def open(self, limits: StreamLimits) -> StreamWire:
@@ -196,6 +201,11 @@ class MessageStream:
     Its retries, re-attaches and polls after a refusal are told to ``observer`` (INFO records
     and span events); ``traced``, it is an operation with a span of its own.
 
+    With ``cancel_on_exit``, a stream closed before its end (its block left early, by an
+    error, a time limit, a cancel scope or Ctrl-C; ``aclose()``; a failure while it is read)
+    asks the agent to cancel its task, when one is known and not final; ``cancel_outcome``
+    then says what came of it.
+
     Raises:
         A2AConnectionError: (while it is read) the stream was cut and could not be resumed; ``A2ATimeoutError``
             when no event came within the idle limit, no answer within the open limit, or the
@@ -214,8 +224,15 @@ class MessageStream:
         follows: Task | None = None,
         observer: Observer | None = None,
         traced: bool = False,
+        cancel_on_exit: bool = False,
     ) -> None:
         self._source: StreamSource | None = source
+        #: Cancel the task on the agent when the stream is closed before its end.
+        self.cancel_on_exit = cancel_on_exit
+        #: What came of that cancel, once asked for.
+        self.cancel_outcome: CancelOutcome | None = None
+        # How to cancel the task of a stream closed before its end, and the id known at first.
+        self._left: tuple[Callable[[str], Awaitable[Task]], str | None] | None = None
         self.limits = limits
         self._follows = follows
         self.agent = source.agent
@@ -529,6 +546,8 @@ class MessageStream:
             if changes:
                 located = exc.with_context(**changes)
         error = await self._end(located)
+        if self.cancel_on_exit:
+            await self._cancel_abandoned()
         if error is not located:
             assert error is not None
             raise error
@@ -572,8 +591,21 @@ class MessageStream:
             )
 
     async def aclose(self) -> None:
-        """Release the connection now; iteration stops. Safe to call more than once."""
+        """Release the connection now; iteration stops. Safe to call more than once. Before
+        the stream's end, with ``cancel_on_exit``, its task is cancelled on the agent."""
         await self._close(None)
+        if self.cancel_on_exit:
+            await self._cancel_abandoned()
+
+    async def _cancel_abandoned(self) -> None:
+        """Cancel the task of a stream closed before its end, once (see ``cancel_abandoned``)."""
+        left, self._left = self._left, None
+        if left is None:
+            return
+        cancel, task_id = left
+        seen = LastSeen(task_id)
+        seen(self.task)
+        self.cancel_outcome = await cancel_abandoned(cancel, seen, self._observer, self.agent)
 
     async def _close(self, error: BaseException | None) -> None:
         """Release the connection and end the span with what the stream came to."""
@@ -582,7 +614,10 @@ class MessageStream:
         # A finished stream keeps what it shows (task, events), not the request and the ways
         # of reading it (its follower, done, reads no more events): a fan-out holds thousands
         # of finished streams.
-        self._source = self._decode = None
+        source, self._source = self._source, None
+        if source is not None and source.cancel is not None and not self._follower.finished:
+            self._left = source.cancel, source.task_id
+        self._decode = None
         self._follower.ends = _no_end_yet
         await self._drop_connection()
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from anyio.from_thread import BlockingPortal
 
+from a2a_anyio._abandon import CancelOutcome
 from a2a_anyio._client import A2AClient, ClientOptions, EventCallback, MessageInput
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._model import (
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from a2a_anyio._conversation import SyncConversation
+    from a2a_anyio._sync_tool import SyncAgentTool
+    from a2a_anyio._tool import AgentToolProgress
 
 T = TypeVar("T")
 
@@ -86,6 +89,12 @@ class SyncMessageStream:
     def finished(self) -> bool:
         """True once the final event has been received."""
         return self._stream.finished
+
+    @property
+    def cancel_outcome(self) -> CancelOutcome | None:
+        """What came of cancelling the task on the agent, when the stream was left before its
+        end with ``cancel_on_exit``."""
+        return self._stream.cancel_outcome
 
     def __enter__(self) -> SyncMessageStream:
         self._calls.run(self._stream.__aenter__)
@@ -298,6 +307,7 @@ class SyncA2AClient(Facade):
         on_event: EventCallback | None = None,
         timeout: Timeout = CLIENT_TIMEOUT,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> Task | Message:
         """Send a message; returns the Task it created or continued, or the agent's Message.
 
@@ -308,6 +318,8 @@ class SyncA2AClient(Facade):
         ``on_event`` is called with every event before the result is returned (the message is
         then streamed when the agent can stream). A sync callback runs in a worker thread of
         the portal, one event at a time: it may block and may call this client.
+        ``cancel_on_exit`` (default: the client's) cancels the task on the agent when the
+        call is abandoned: past its ``timeout``, or interrupted (Ctrl-C).
 
         Raises:
             A2AClientError: as ``A2AClient.send_message``: the agent's error as its ``A2ARPCError`` subclass, or
@@ -330,6 +342,7 @@ class SyncA2AClient(Facade):
                 on_event=off_loop(on_event),
                 timeout=timeout,
                 headers=headers,
+                cancel_on_exit=cancel_on_exit,
             )
         )
 
@@ -347,11 +360,14 @@ class SyncA2AClient(Facade):
         total_timeout: float | None = None,
         resume: bool | None = None,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> SyncMessageStream:
         """Send a message and stream the task's events (``with ... as stream: for ...``).
 
         ``idle_timeout`` and ``resume`` default to the client's; ``total_timeout`` bounds the
         whole stream, as ``timeout`` bounds a unary call (None, the default: no limit).
+        ``cancel_on_exit`` (default: the client's): a stream left before its end cancels its
+        task on the agent.
 
         Raises:
             ValueError: as ``A2AClient.stream_message`` (a message that cannot be made one).
@@ -373,6 +389,7 @@ class SyncA2AClient(Facade):
                 total_timeout=total_timeout,
                 resume=resume,
                 headers=headers,
+                cancel_on_exit=cancel_on_exit,
             )
         )
 
@@ -384,8 +401,10 @@ class SyncA2AClient(Facade):
         total_timeout: float | None = None,
         resume: bool | None = None,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> SyncMessageStream:
-        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe).
+        """Re-attach to a running task's event stream (SubscribeToTask / tasks/resubscribe);
+        the options are ``stream_message``'s.
 
         Raises:
             RuntimeError: the client is closed. The stream's own failures are raised while it is read (see
@@ -399,6 +418,7 @@ class SyncA2AClient(Facade):
                 total_timeout=total_timeout,
                 resume=resume,
                 headers=headers,
+                cancel_on_exit=cancel_on_exit,
             )
         )
 
@@ -415,6 +435,28 @@ class SyncA2AClient(Facade):
 
         made = self._client.conversation(context_id, state=state)
         return SyncConversation(made, self._calls, self._wrap)
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: Callable[[AgentToolProgress], Any] | None = None,
+    ) -> SyncAgentTool:
+        """As ``A2AClient.as_tool``; the tool's calls block (``SyncAgentTool``), and a sync
+        ``on_progress`` runs in a worker thread.
+
+        Raises:
+            ValueError: as ``A2AClient.as_tool``.
+            A2AClientError: as ``A2AClient.as_tool``.
+            RuntimeError: the client is closed.
+        """
+        from a2a_anyio._sync_tool import SyncAgentTool
+
+        made = functools.partial(
+            self._client.as_tool, name=name, timeout=timeout, on_progress=off_loop(on_progress)
+        )
+        return SyncAgentTool(self._calls.run(made), self._calls)
 
     def _wrap(self, make: Callable[[], MessageStream]) -> SyncMessageStream:
         async def made() -> SyncMessageStream:
@@ -520,11 +562,12 @@ class SyncA2AClient(Facade):
         poll_interval: float = 0.2,
         max_interval: float = 2.0,
         headers: Mapping[str, str] | None = None,
+        cancel_on_exit: bool | None = None,
     ) -> Task:
         """Wait until the task is terminal or interrupted; return it (re-attached to when the
         agent streams, else polled at intervals growing by half from ``poll_interval`` up to
         ``max_interval``); ``timeout`` (None, the default: no limit) raises
-        ``A2ATimeoutError(timeout="deadline")``.
+        ``A2ATimeoutError(timeout="deadline")``. ``cancel_on_exit`` as ``send_message``'s.
 
         Raises:
             A2ATimeoutError: the task is not final within ``timeout``.
@@ -539,6 +582,7 @@ class SyncA2AClient(Facade):
                 poll_interval=poll_interval,
                 max_interval=max_interval,
                 headers=headers,
+                cancel_on_exit=cancel_on_exit,
             )
         )
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from a2a_anyio._client import A2AClient, MessageInput, PoolOptions
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._fanout import AgentResult
 from a2a_anyio._payloads import Decoder
 from a2a_anyio._pool import AgentPool
@@ -17,6 +18,9 @@ from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from a2a_anyio._sync_tool import SyncAgentTool
+    from a2a_anyio._tool import AgentToolProgress
 
 
 class SyncAgentPool(Facade):
@@ -85,6 +89,25 @@ class SyncAgentPool(Facade):
 
         return self._calls.run(made)
 
+    def as_tool(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: Callable[[AgentToolProgress], Any] | None = None,
+    ) -> SyncAgentTool:
+        """``SyncA2AClient.as_tool`` of the pool's client for ``url`` (or registry name).
+
+        Raises:
+            AgentRegistryError: as ``AgentPool.as_tool``.
+            ValueError: as ``AgentPool.as_tool``.
+            A2AClientError: as ``AgentPool.as_tool``.
+            RuntimeError: the pool is closed.
+        """
+        client = self.client(url)
+        return client.as_tool(name=name, timeout=timeout, on_progress=on_progress)
+
     def send(
         self,
         url: str,
@@ -127,13 +150,16 @@ class SyncAgentPool(Facade):
         timeout: float | None = None,
         limit: int | None = None,
         first: int | None = None,
+        cancel_on_exit: bool = True,
         **send_options: Any,
     ) -> list[AgentResult]:
         """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
 
         Targets are URLs or clients of this pool. At most ``limit`` sends run at a time;
         ``first=k`` returns once k agents answered; ``timeout`` cancels the stragglers. A
-        failing agent never stops the others: each outcome is in its result.
+        failing agent never stops the others: each outcome is in its result. The tasks of the
+        sends it abandons are cancelled on their agents, as ``fan_out``'s
+        (``cancel_on_exit=False``: left running).
 
         Raises:
             ValueError: a client of another pool among the targets, or a message that cannot be
@@ -158,6 +184,7 @@ class SyncAgentPool(Facade):
                 timeout=timeout,
                 limit=limit,
                 first=first,
+                cancel_on_exit=cancel_on_exit,
                 **send_options,
             )
         )

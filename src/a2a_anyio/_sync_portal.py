@@ -13,13 +13,11 @@ import anyio
 import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from a2a_anyio._client import REQUEST_HEADERS, A2AClient, EventCallback
-from a2a_anyio._model import (
-    StreamEvent,
-)
+from a2a_anyio._client import REQUEST_HEADERS, A2AClient
 from a2a_anyio._observe import NO_TRACING, Tracing
 
 T = TypeVar("T")
+E = TypeVar("E")
 F = TypeVar("F", bound="Facade")
 
 
@@ -190,8 +188,9 @@ def start_portal(
     return stack.enter_context(start_blocking_portal(backend, options))
 
 
-def off_loop(callback: EventCallback | None) -> EventCallback | None:
-    """``callback`` made safe to call from the portal's event loop.
+def off_loop(callback: Callable[[E], Any] | None) -> Callable[[E], Any] | None:
+    """``callback`` (an ``on_event``, a tool's ``on_progress``) made safe to call from the
+    portal's event loop.
 
     A sync callback runs in a worker thread, one event at a time (also when a fan-out calls it
     for many agents at once): it may block, and it may call the sync client again, which it
@@ -201,11 +200,11 @@ def off_loop(callback: EventCallback | None) -> EventCallback | None:
         return callback
     lock = threading.Lock()
 
-    def locked(event: StreamEvent) -> Any:
+    def locked(event: E) -> Any:
         with lock:
             return callback(event)
 
-    async def notify(event: StreamEvent) -> None:
+    async def notify(event: E) -> None:
         # Abandoned when cancelled: the callback may be what is closing the client.
         outcome = await anyio.to_thread.run_sync(locked, event, abandon_on_cancel=True)
         if inspect.isawaitable(outcome):

@@ -253,7 +253,8 @@ def test_trio_backend_and_debug_redacts_secrets(strict_server: str) -> None:
     )  # fmt: skip
     assert run.code == 0, run.err
     assert "State: completed" in run.out
-    assert "-> POST" in run.err and "SendMessage" in run.err and "***" in run.err
+    # send follows the task through its stream (Ctrl-C can then cancel it)
+    assert "-> POST" in run.err and "SendStreamingMessage" in run.err and "***" in run.err
     assert "s3cr3t" not in run.err and "s3cr3t" not in run.out
 
 

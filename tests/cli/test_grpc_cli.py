@@ -28,15 +28,17 @@ async def test_binding_grpc_prefers_the_cards_grpc_interface(
             anyio_backend, "-a", str(path), "--binding", "grpc", "-o", "json", "send", "ping"
         )
         assert reply.code == 0, reply.err
-        assert reply.json()["message"]["parts"][0]["text"] == "pong: ping"
+        assert reply.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         stream = await run(
             anyio_backend, "-a", str(path), "--binding", "grpc", "send", "--stream", "go"
         )
         assert stream.code == 0, stream.err
         assert stream.out.rstrip().endswith("State: completed")
+        called = len(agent.calls)
         json_rpc = await run(anyio_backend, "-a", str(path), "send", "ping")  # JSON-RPC first
         assert json_rpc.code != 0
-    assert [call.path.rpartition("/")[2] for call in agent.calls] == [
-        "SendMessage",
-        "SendStreamingMessage",
-    ]
+        assert len(agent.calls) == called  # it went to the JSON-RPC URL, not here
+    assert {call.path.rpartition("/")[0] for call in agent.calls} == {"/lf.a2a.v1.A2AService"}
+    assert [call.path for call in agent.calls].count(
+        "/lf.a2a.v1.A2AService/SendStreamingMessage"
+    ) == 2  # (a send to an agent that streams streams too)

@@ -190,8 +190,9 @@ def answer_faults() -> list[Any]:
         return {"card": {"supportedInterfaces": [iface]}}
 
     return [
-        pytest.param({}, ("send", http_status := 503, "²"), id="retry-after-superscript"),
-        pytest.param({}, ("send", 429, "¹²³"), id="retry-after-superscripts-429"),
+        # send follows the task through its stream when the agent streams
+        pytest.param({}, ("stream", http_status := 503, "²"), id="retry-after-superscript"),
+        pytest.param({}, ("stream", 429, "¹²³"), id="retry-after-superscripts-429"),
         pytest.param({}, ("get", http_status, "¹"), id="retry-after-get"),
         pytest.param(card_url("ftp://agent.example/a2a"), None, id="card-url-ftp"),
         pytest.param(card_url("javascript:alert(1)"), None, id="card-url-javascript"),

@@ -20,8 +20,9 @@ fence (docs/contributing.md explains them to writers):
     migration guide): neither run nor checked, since what it imports is not installed.
 
 Without a comment, ``python`` blocks run (``test_code_blocks.py``), ``console`` blocks run and
-their output is compared (``test_cli_output.py``), and ``yaml``/``toml`` blocks are registry
-files that must load. Any other language, or a ``bash`` block that is not illustrative, fails
+their output is compared (``test_cli_output.py``), ``yaml``/``toml`` blocks are registry
+files that must load, and ``json`` blocks must parse (an MCP host's configuration in one must
+start ``a2a-anyio mcp`` with arguments the command line takes). Any other language, or a ``bash`` block that is not illustrative, fails
 the tests: no block goes untested.
 """
 

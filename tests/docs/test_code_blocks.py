@@ -4,7 +4,8 @@ Python blocks run against the docs' local agents (``world.py``): a block that aw
 top level runs on asyncio and on trio; one that starts its own event loop runs once. Every
 Python block, runnable or illustrative, is type-checked with the project's strict mypy
 settings. Illustrative shell blocks must parse (``bash -n``, and the command line's own parser
-for each ``a2a-anyio`` command). Registry files (``yaml``, ``toml``) must load. ``console``
+for each ``a2a-anyio`` command). Registry files (``yaml``, ``toml``) must load, and ``json``
+blocks parse (an MCP host's configuration must start ``a2a-anyio mcp`` rightly). ``console``
 blocks are the command line's real output, checked by ``test_cli_output.py``. Another
 library's code (``docs: before``, in the migration guide) is shown, not checked.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import re
 import shlex
 import subprocess
@@ -79,7 +81,7 @@ def test_every_block_is_tested() -> None:
     untested = []
     for block in BLOCKS:
         known = (
-            block.lang in ("python", "console", "yaml", "toml", "")
+            block.lang in ("python", "console", "yaml", "toml", "json", "")
             or (block.lang in SHELL_LANGS and block.illustrative)
             or (block.lang == "text" and "terminal" in block.flags)
         )
@@ -220,6 +222,21 @@ def test_registry_blocks_load(path: Path, tmp_path: Path) -> None:
         assert {g: registry.group(g) for g in registry.group_names()} == {
             g: loaded[0].group(g) for g in loaded[0].group_names()
         }
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.lang == "json"], ids=str)
+def test_json_blocks_parse(block: Block) -> None:
+    """A ``json`` block is JSON; an MCP host's configuration in one starts ``a2a-anyio``
+    with arguments its parser takes."""
+    from a2a_anyio.cli._grammar import build_parser, finish_args
+
+    config = json.loads(block.code)
+    for name, server in config.get("mcpServers", {}).items():
+        if Path(server.get("command", "")).name == "a2a-anyio":
+            args, extra = build_parser().parse_known_args(server["args"])
+            assert extra == [], f"{block.where}: {name}: unknown arguments {extra}"
+            finish_args(args)
+            assert args.command == "mcp", f"{block.where}: {name} starts no MCP server"
 
 
 # An install command, and the arguments after it on its line (up to a comment, the end of

@@ -30,7 +30,7 @@ API_PAGE = DOCS / "api.md"
 RAISING_CLASSES = {
     "A2AClient", "MessageStream", "SyncA2AClient", "SyncMessageStream", "AgentPool",
     "SyncAgentPool", "MergedStreams", "AgentRegistry", "AgentCardFetcher", "CardVerifier",
-    "FakeAgent", "PushReceiver", "RetryPolicy",
+    "FakeAgent", "PushReceiver", "RetryPolicy", "AgentTool", "SyncAgentTool",
 }  # fmt: skip
 # Their members that cannot fail: accessors and local bookkeeping.
 CANNOT_FAIL = {
@@ -42,6 +42,7 @@ CANNOT_FAIL = {
     "MessageStream.finished", "MessageStream.resumes", "MessageStream.aclose",
     "SyncMessageStream.stream", "SyncMessageStream.task", "SyncMessageStream.message",
     "SyncMessageStream.events", "SyncMessageStream.finished", "SyncMessageStream.close",
+    "SyncMessageStream.cancel_outcome",
     "AgentPool.http_client", "AgentPool.aclose",
     "SyncAgentPool.async_pool", "SyncAgentPool.closed", "SyncAgentPool.close",
     "AgentRegistry.names", "AgentRegistry.list", "AgentRegistry.get", "AgentRegistry.group_names",
@@ -55,6 +56,11 @@ CANNOT_FAIL = {
     "PushReceiver.add_task_handler", "PushReceiver.expect", "PushReceiver.forget",
     "PushReceiver.transport", "PushReceiver.url", "PushReceiver.subscribe",
     "RetryPolicy.delay", "RetryPolicy.should_retry",
+    "AgentTool.name", "AgentTool.description", "AgentTool.parameters", "AgentTool.card",
+    "AgentTool.to_openai", "AgentTool.to_anthropic", "AgentTool.to_mcp",
+    "SyncAgentTool.tool", "SyncAgentTool.name", "SyncAgentTool.description",
+    "SyncAgentTool.parameters", "SyncAgentTool.card", "SyncAgentTool.to_openai",
+    "SyncAgentTool.to_anthropic", "SyncAgentTool.to_mcp",
     "a2a_anyio.cli.main",  # every failure becomes an exit status
     "a2a_anyio.no_retry_delays",
 }  # fmt: skip

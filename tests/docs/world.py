@@ -11,11 +11,14 @@ completes at once with ``resized``; ``invoice`` with an invoice data part (media
 ``application/vnd.acme.invoice+json``); ``booking`` asks "which date?" (input-required),
 then completes with ``booked <first text> on <answer>``. The JSON-RPC agents also answer the extension methods
 ``cstp.queryDecisions`` (a decision log, as in ``examples/extension_client.py``) and
-``cstp.watchDecisions``, which streams a decision's three steps.
+``cstp.watchDecisions``, which streams a decision's three steps. ``openai_chat`` and
+``anthropic_messages`` stand for a model behind those APIs, for the tool loops of
+``docs/tools.md``: it calls the first tool with the user's words, then says the answer.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, ExitStack, contextmanager
 from typing import Any
@@ -90,6 +93,43 @@ def make_agent(dialect: str, binding: str) -> FakeAgent:
     return agent
 
 
+async def openai_chat(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A model behind the OpenAI Chat Completions API, as the docs' tool loops call it (the
+    assistant's message, as a dict): asked by the user, it calls the first tool with the
+    user's words; given the tool's answer, it says it."""
+    last = messages[-1]
+    if last["role"] == "tool":
+        return {"role": "assistant", "content": f"The agent says: {last['content']}"}
+    function = {
+        "name": tools[0]["function"]["name"],
+        "arguments": json.dumps({"text": last["content"]}),
+    }
+    call = {"id": "call_1", "type": "function", "function": function}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+async def anthropic_messages(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The same model behind the Anthropic Messages API (the response, as a dict)."""
+    last = messages[-1]
+    if isinstance(last["content"], list) and last["content"][0]["type"] == "tool_result":
+        said = last["content"][0]["content"]
+        return {
+            "content": [{"type": "text", "text": f"The agent says: {said}"}],
+            "stop_reason": "end_turn",
+        }
+    use = {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": tools[0]["name"],
+        "input": {"text": last["content"]},
+    }
+    return {"content": [use], "stop_reason": "tool_use"}
+
+
 class World:
     """The docs' agents, served until ``close()``; ``url`` and ``urls`` are their addresses."""
 
@@ -116,6 +156,8 @@ class World:
             "urls": lambda: list(self.urls),
             "client": lambda: A2AClient(self.url),
             "agent": lambda: make_agent("1.0", "jsonrpc"),
+            "openai_chat": lambda: openai_chat,
+            "anthropic_messages": lambda: anthropic_messages,
         }
         if name not in values:
             raise LookupError(f"the docs' world has no value for the given name {name!r}")

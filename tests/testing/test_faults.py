@@ -289,7 +289,7 @@ async def test_the_message_of_every_timeout_says_timeout() -> None:
         found["idle"] = await _timeout_of(client.stream_message("x", idle_timeout=1).result())
         total = client.stream_message("x", idle_timeout=60, total_timeout=40)
         found["stream deadline"] = await _timeout_of(total.result())
-        agent.fault("send", delay=60, times=1)
+        agent.fault("stream", delay=60, times=1)  # a fan-out streams to an agent that can
         [result] = await fan_out([client], "x", timeout=1)
         assert isinstance(result.error, A2ATimeoutError)
         found["fan-out"] = result.error

@@ -21,7 +21,15 @@ from a2a_anyio import (
     merge_streams,
 )
 
-from ._support import ScriptedBody, on_mock_clock, rpc_error_obj, rpc_result, sse_response, sse_text
+from ._support import (
+    ScriptedBody,
+    on_mock_clock,
+    rpc_error_obj,
+    rpc_result,
+    sse_response,
+    sse_text,
+    v1_card,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -74,8 +82,14 @@ class Agents:
         return httpx.Response(200, json=rpc_result(req_id, {"task": task_json(host, text=host)}))
 
     def clients(self, *hosts: str) -> list[A2AClient]:
+        """Clients of agents whose cards say they do not stream: a fan-out sends to them."""
         http = httpx.AsyncClient(transport=httpx.MockTransport(self.handle))
-        return [A2AClient(endpoint=f"http://{h}/a2a", http_client=http) for h in hosts]
+        return [
+            A2AClient(endpoint=f"http://{h}/a2a", http_client=http, card=PLAIN_CARD) for h in hosts
+        ]
+
+
+PLAIN_CARD = v1_card(capabilities={"streaming": False})
 
 
 async def test_results_in_target_order_with_errors_kept_apart() -> None:

@@ -331,8 +331,11 @@ async def test_a_pool_gives_its_interceptors_to_every_agent() -> None:
         await pool.send(agent.url, text="hi")
         [result] = await pool.fan_out([agent.url], "hi")
         assert result.ok
-    assert [entry[2] for entry in log if entry[1] == "before"] == ["send", "send"]
-    assert {r.headers.get("x-tenant") for r in agent.requests if r.op == "send"} == {"acme"}
+    # A fan-out streams to an agent that streams.
+    assert [entry[2] for entry in log if entry[1] == "before"] == ["send", "stream"]
+    sent = [r for r in agent.requests if r.op in ("send", "stream")]
+    assert [r.op for r in sent] == ["send", "stream"]
+    assert {r.headers.get("x-tenant") for r in sent} == {"acme"}
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])

@@ -604,11 +604,16 @@ def test_two_threads_streaming_at_once(backend: str) -> None:
 # -- the pool -------------------------------------------------------------------------------------
 
 
+#: The pool's agents do not stream (a fan-out streams to those that do).
+PLAIN = {"streaming": False}
+
+
 class PoolAgents(Agent):
-    """Two agents behind one transport: BASE answers, OTHER fails its tasks."""
+    """Two agents behind one transport that do not stream: BASE answers, OTHER fails its
+    tasks."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(v1_card(capabilities=PLAIN))
         self.results["SendMessage"] = self._send
 
     def _send(self, params: Any) -> Any:
@@ -621,7 +626,7 @@ class PoolAgents(Agent):
             failed = v1_task(state="FAILED")
             return httpx.Response(200, json=rpc_result(body["id"], {"task": failed}))
         if request.url.host == "other.example.com":
-            card = v1_card(url=OTHER + "/a2a")
+            card = v1_card(url=OTHER + "/a2a", capabilities=PLAIN)
             return httpx.Response(200, json=card)
         return await super().handle(request)
 
@@ -676,7 +681,6 @@ def test_pool(backend: str) -> None:
 def test_pool_fan_out_from_two_threads_with_a_callback(backend: str) -> None:
     pool_agents = PoolAgents()
     http = httpx.AsyncClient(transport=pool_agents.transport())
-    pool_agents.card = v1_card(capabilities={"streaming": False})
     seen: list[StreamEvent] = []
     with SyncAgentPool(backend=backend, http_client=http) as pool:
 

@@ -12,9 +12,11 @@ import pytest
 from a2a_anyio import (
     A2AClient,
     AgentPool,
+    AgentTool,
     MessageStream,
     SyncA2AClient,
     SyncAgentPool,
+    SyncAgentTool,
     SyncMessageStream,
 )
 
@@ -29,6 +31,7 @@ PAIRS = [
     (A2AClient, SyncA2AClient),
     (AgentPool, SyncAgentPool),
     (MessageStream, SyncMessageStream),
+    (AgentTool, SyncAgentTool),
 ]
 
 

@@ -7,6 +7,9 @@ from collections.abc import Sequence
 
 import anyio
 
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+
 from a2a_anyio.cli._context import Context
 from a2a_anyio.cli._errors import INTERRUPTED, UsageError, classify
 from a2a_anyio.cli._grammar import build_parser, finish_args
@@ -48,8 +51,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return anyio.run(_run, ctx, backend=args.backend)
     except KeyboardInterrupt:
-        printer.error("interrupted")
-        return INTERRUPTED
+        pass
+    except BaseExceptionGroup as group:  # trio raises Ctrl-C in a task group inside a group
+        if group.subgroup(KeyboardInterrupt) is None:
+            raise
+    printer.error("interrupted")
+    return INTERRUPTED
 
 
 def _report(printer: Printer, exc: Exception) -> int:

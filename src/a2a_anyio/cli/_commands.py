@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import mimetypes
+import shlex
 import sys
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
+import anyio
+
+from a2a_anyio._abandon import CancelOutcome, LastSeen
 from a2a_anyio._card_check import card_version, check_card
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
-from a2a_anyio._errors import install_extra
+from a2a_anyio._errors import A2AClientError, install_extra
 from a2a_anyio._limits import loads
 from a2a_anyio._model import (
     DataPart,
@@ -155,6 +159,43 @@ def warn_ended(p: r.Printer, task: Task) -> bool:
     return ended
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Ctrl-C: ``KeyboardInterrupt`` on trio, the cancellation asyncio delivers in its place."""
+    return isinstance(exc, (KeyboardInterrupt, anyio.get_cancelled_exc_class()))
+
+
+async def left_behind(ctx: Context, client: A2AClient, seen: LastSeen) -> CancelOutcome | None:
+    """Cancel on its agent the task the command leaves running (``seen``), unless
+    ``--no-cancel``; never raises."""
+    if ctx.args.no_cancel:
+        return None
+    return await client._cancel_abandoned(seen, client._credentials_for(None))
+
+
+def say_left(
+    ctx: Context, target: Target, task_id: str | None, outcome: CancelOutcome | None
+) -> None:
+    """The stderr line for a task the command left on its agent: cancelled there, or left
+    running (``--no-cancel``)."""
+    if task_id is None:
+        return
+    name = target.name
+    if outcome is None:
+        ref = shlex.quote(target.ref)
+        ctx.p.note(
+            f"task {task_id} left running on {name}: cancel it with "
+            f"a2a-anyio -a {ref} task cancel {task_id}"
+        )
+    elif outcome.error is not None:
+        why = ctx.debug.redact(ctx.failure(outcome.error).message)
+        ctx.p.warn(f"could not cancel task {task_id} on {name}: {why}")
+    elif outcome.task is not None and not outcome.confirmed:
+        state = outcome.task.status.state.value
+        ctx.p.note(f"asked {name} to cancel task {task_id}: it is {state}")
+    else:
+        ctx.p.note(f"cancelled task {task_id} on {name}")
+
+
 def _outcome(ctx: Context, result: Task | Message) -> None:
     """A stderr note when the task did not simply complete (the exit status stays 0)."""
     if not isinstance(result, Task) or warn_ended(ctx.p, result):
@@ -182,17 +223,28 @@ async def send(ctx: Context) -> int:
             streaming = (await ctx.card(client, target)).capabilities.streaming
         if streaming:
             stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
-            return await _follow(ctx, target, stream, client, save_to)
+            return await _follow(ctx, target, stream, client, save_to, started=True)
         ctx.p.note("note: the agent does not stream; sending without --stream")
     blocking = not a.no_wait
-    with waiting(ctx.p) if blocking else nullcontext():
-        # A task the agent answers with before it is done is followed up: --timeout bounds it
-        # all (default: no limit; each look at the task within the client's timeout).
-        result = await client.send_message(
-            message, blocking=blocking, timeout=a.timeout or None, **options
-        )
+    seen = LastSeen()  # the task, known at once from an agent that streams: Ctrl-C cancels it
+    try:
+        with waiting(ctx.p) if blocking else nullcontext():
+            # A task the agent answers with before it is done is followed up: --timeout bounds
+            # it all (default: no limit; each look at the task within the client's timeout).
+            result = await client.send_message(
+                message, blocking=blocking, timeout=a.timeout or None, on_event=seen, **options
+            )
+    except BaseException as exc:
+        if interrupted(exc) and seen.running:
+            say_left(ctx, target, seen.task_id, await left_behind(ctx, client, seen))
+        raise
     saved = await files.save_files(client, result, save_to) if save_to else None
     if ctx.p.json_mode:
+        if isinstance(result, Task) and result.raw is None:
+            # Followed through its stream, the task is folded from events: print it as the
+            # agent reports it.
+            with suppress(A2AClientError):
+                result = await client.get_task(result.id)
         doc = r.response(result)
         if saved is not None:
             doc["savedFiles"] = [f.to_dict() for f in saved]
@@ -214,25 +266,40 @@ async def _follow(
     stream: MessageStream,
     client: A2AClient | None = None,
     save_to: Path | None = None,
+    *,
+    started: bool = False,
 ) -> int:
     """Consume a stream: JSON Lines, plain events, or a live view; then the outcome, and
-    the final task's files saved into ``save_to`` (with ``client``)."""
+    the final task's files saved into ``save_to`` (with ``client``). Ctrl-C cancels the
+    task the command ``started`` on the agent, unless ``--no-cancel``."""
     p = ctx.p
     row = AgentRow(target.name, target.url)
     last: StreamEvent | None = None
+    left = False
     try:
         with live_task(p, row):
             async with stream:
-                async for event in stream:
-                    last = event
-                    row.apply(event)
-                    if p.json_mode:
-                        p.jsonl(r.response(event))
-                    elif not p.rich:
-                        r.print_event(p, event)
+                try:
+                    async for event in stream:
+                        last = event
+                        row.apply(event)
+                        if p.json_mode:
+                            p.jsonl(r.response(event))
+                        elif not p.rich:
+                            r.print_event(p, event)
+                except BaseException as exc:
+                    if started and interrupted(exc) and not stream.finished:
+                        left = True
+                        stream.cancel_on_exit = not ctx.args.no_cancel  # as the block ends
+                    raise
     except Exception as exc:
         ctx.debug.exception(exc)
         return ctx.report(ctx.failure(exc), stream=True)
+    except BaseException:
+        task = stream.task
+        if left and task is not None and not task.status.state.is_final:
+            say_left(ctx, target, task.id, stream.cancel_outcome)
+        raise
     final: Task | Message | None = stream.task
     if isinstance(last, Message):
         final = last

@@ -14,6 +14,7 @@ from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli import _many as many
+from a2a_anyio.cli import _mcp as mcp
 from a2a_anyio.cli._chat import chat
 from a2a_anyio.cli._errors import UsageError
 
@@ -101,7 +102,7 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         "-a", "--agent", dest=dest("agent"), action="append", metavar="AGENT",
         default=dflt(None),
         help="the agent: URL, card URL, card file, or registry name or group; repeat it for "
-        "fan-out and ping (alias --agent-card) [$A2A_ANYIO_AGENT]",
+        "fan-out, ping and mcp (alias --agent-card) [$A2A_ANYIO_AGENT]",
     )  # fmt: skip
     g.add_argument(
         "--agent-card", dest=dest("agent"), action="append", default=dflt(None),
@@ -199,6 +200,16 @@ def _positive(value: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
     if number < 1:
         raise argparse.ArgumentTypeError("must be 1 or more")
+    return number
+
+
+def _port(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {value!r}") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError("a port is 0 (any free one) to 65535")
     return number
 
 
@@ -324,6 +335,14 @@ def _push_config_commands(sub: Any) -> None:
     _leaf(d)
 
 
+def _no_cancel(p: argparse.ArgumentParser, when: str) -> None:
+    p.add_argument(
+        "--no-cancel", action="store_true",
+        help=f"{when}, leave the tasks running on the agents and print their ids, instead "
+        "of cancelling them",
+    )  # fmt: skip
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter,
@@ -373,6 +392,7 @@ def build_parser() -> Parser:
         help="return as soon as the agent accepted the message (poll with 'task get --wait')",
     )  # fmt: skip
     _save_files(p)
+    _no_cancel(p, "on Ctrl-C")
     _leaf(p)
 
     p = _add(
@@ -488,12 +508,43 @@ def build_parser() -> Parser:
     p.add_argument(
         "--limit", type=_positive, metavar="N", help="at most N agents at a time (default: all)"
     )
+    _no_cancel(p, "on Ctrl-C and at --timeout")
     _leaf(p)
 
     p = _add(
         sub, "ping", many.ping, "check that agents answer and serve a card",
         "Check that each agent named with -a (default: every agent of the registry) answers, "
         "how fast, and that it serves a card.",
+    )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "mcp", mcp.serve, "serve agents as the tools of an MCP server",
+        "Serve agents to an MCP host (the mcp extra): the agents named with -a and the "
+        "groups of --group, or every agent of the registry. One tool per agent, plus "
+        "list_agents, get_task and cancel_task; a call reports the agent's events as MCP "
+        "progress, and an MCP cancellation cancels the agent's task. Over stdio (the host "
+        "starts this command), or with --http over MCP's streamable HTTP. The credentials are "
+        "those of the registry and of the options here, never the MCP client's.",
+    )  # fmt: skip
+    p.add_argument(
+        "--group", action="append", metavar="GROUP",
+        help="serve the agents of this registry group (repeatable)",
+    )  # fmt: skip
+    p.add_argument(
+        "--http", action="store_true",
+        help="serve MCP's streamable HTTP at http://HOST:PORT/mcp instead of stdio",
+    )  # fmt: skip
+    p.add_argument(
+        "--host", default="127.0.0.1",
+        help="the address --http listens on (default: 127.0.0.1; another warns)",
+    )  # fmt: skip
+    p.add_argument(
+        "--port", type=_port, default=8765, help="the port --http listens on (default: 8765)"
+    )
+    p.add_argument(
+        "--list-tools", action="store_true",
+        help="print the tools as MCP lists them (JSON) and exit",
     )  # fmt: skip
     _leaf(p)
 

@@ -8,13 +8,15 @@ from typing import Any
 import anyio
 from rich.live import Live
 
+from a2a_anyio._abandon import CancelOutcome, LastSeen, abandons
+from a2a_anyio._client import A2AClient
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._fanout import CUT_AT_DEADLINE
 from a2a_anyio._model import (
     StreamEvent,
 )
 from a2a_anyio.cli import _render as r
-from a2a_anyio.cli._commands import build_message, message_metadata
+from a2a_anyio.cli._commands import build_message, left_behind, message_metadata, say_left
 from a2a_anyio.cli._context import Context, Target, Unresolved
 from a2a_anyio.cli._errors import OK, Failure, UsageError, exit_code_of
 from a2a_anyio.cli._live import AgentRow, FanOutView
@@ -84,9 +86,22 @@ async def fan_out(ctx: Context) -> int:
     p = ctx.p
     rows = [AgentRow(t.name, t.url) for t in targets]
     limiter = anyio.CapacityLimiter(a.limit or len(targets))
+    # The tasks left on their agents (cut at --timeout, or Ctrl-C): cancelled unless --no-cancel.
+    left: list[tuple[Target, str | None, CancelOutcome | None]] = []
+
+    async def leave(target: Target, client: A2AClient, seen: LastSeen) -> None:
+        if seen.running:
+            left.append((target, seen.task_id, await left_behind(ctx, client, seen)))
+
+    def say_what_was_left() -> None:
+        for target, task_id, outcome in left:
+            say_left(ctx, target, task_id, outcome)
 
     async def one(target: Target, row: AgentRow) -> None:
+        seen = LastSeen()
+
         def on_event(event: StreamEvent) -> None:
+            seen(event)
             row.apply(event)
             if p.json_mode and a.stream:
                 p.jsonl({"agent": row.name, "event": r.response(event)})
@@ -98,9 +113,14 @@ async def fan_out(ctx: Context) -> int:
             async with limiter:
                 client = await ctx.client(target)
                 with anyio.move_on_after(a.timeout or None) as scope:
-                    result = await client.send_message(
-                        message, metadata=metadata, on_event=on_event
-                    )
+                    try:
+                        result = await client.send_message(
+                            message, metadata=metadata, on_event=on_event
+                        )
+                    except BaseException as exc:  # cut at --timeout, a time limit, Ctrl-C
+                        if abandons(exc):
+                            await leave(target, client, seen)
+                        raise
                     row.finish(result)
                 if scope.cancelled_caught:
                     raise A2ATimeoutError(
@@ -121,10 +141,14 @@ async def fan_out(ctx: Context) -> int:
         if p.rich
         else nullcontext()
     )
-    with live:
-        async with anyio.create_task_group() as group:
-            for target, row in zip(targets, rows, strict=True):
-                group.start_soon(one, target, row)
+    try:
+        with live:
+            async with anyio.create_task_group() as group:
+                for target, row in zip(targets, rows, strict=True):
+                    group.start_soon(one, target, row)
+    except BaseException:  # Ctrl-C
+        say_what_was_left()
+        raise
 
     failures = [row.failure for row in rows if row.failure is not None]
     if p.json_mode:
@@ -140,6 +164,7 @@ async def fan_out(ctx: Context) -> int:
     for row in rows:
         if row.failure is not None:
             p.warn(f"{row.name}: {row.failure.message}")
+    say_what_was_left()
     return exit_code_of(failures)
 
 

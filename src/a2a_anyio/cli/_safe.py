@@ -19,7 +19,8 @@ import re
 
 from rich.text import Text
 
-_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+from a2a_anyio._errors import UNSAFE_CHARACTERS as _UNSAFE
+
 _IN_BLOCK = re.compile(f"[{_UNSAFE}]")  # tabs and newlines kept
 _IN_LINE = re.compile(f"[\t\n{_UNSAFE}]")
 

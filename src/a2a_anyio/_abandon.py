@@ -1,0 +1,105 @@
+"""Cancelling on its agent a task nobody waits for any more.
+
+What the library abandons (a fan-out's stragglers, the streams a merge cuts) it cancels by
+default; what the user abandons (a call ended by the caller's cancel scope, a time limit or
+Ctrl-C; a stream left before its end) only when asked, with ``cancel_on_exit``. Either way
+through ``cancel_abandoned``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+
+from a2a_anyio._errors import A2ATimeoutError, clipped
+from a2a_anyio._model import (
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+from a2a_anyio._observe import Observer, redacted
+
+#: How long the request that cancels an abandoned task may take, by default (seconds).
+DEFAULT_CANCEL_GRACE = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class CancelOutcome:
+    """What came of telling an agent to cancel a task abandoned on it: the task as the agent
+    then reported it (``task``), or the error of the request (``error``)."""
+
+    task_id: str
+    task: Task | None = None
+    error: Exception | None = None
+
+    @property
+    def confirmed(self) -> bool:
+        """True when the agent answered that the task is canceled."""
+        return self.task is not None and self.task.status.state is TaskState.CANCELED
+
+
+def abandons(exc: BaseException) -> bool:
+    """True when ``exc`` ends a call that its caller stopped waiting for: a cancellation (the
+    caller's scope, a deadline, a fan-out's ``first``), Ctrl-C, or a time limit."""
+    return isinstance(exc, (anyio.get_cancelled_exc_class(), KeyboardInterrupt, A2ATimeoutError))
+
+
+class LastSeen:
+    """The id and state of the task a call showed last (an ``on_event`` of a send): what
+    abandoning the call leaves running."""
+
+    __slots__ = ("state", "task_id")
+
+    def __init__(self, task_id: str | None = None) -> None:
+        self.task_id = task_id
+        self.state: TaskState | None = None
+
+    def __call__(self, event: StreamEvent | None) -> None:
+        if isinstance(event, Task):
+            self.task_id, self.state = event.id, event.status.state
+        elif isinstance(event, TaskStatusUpdateEvent) and event.task_id:
+            self.task_id, self.state = event.task_id, event.status.state
+        elif isinstance(event, TaskArtifactUpdateEvent) and event.task_id:
+            self.task_id = event.task_id
+
+    @property
+    def running(self) -> bool:
+        """True when a task is known and its last seen state is not final."""
+        return self.task_id is not None and (self.state is None or not self.state.is_final)
+
+
+async def cancel_abandoned(
+    cancel: Callable[[str], Awaitable[Task]],
+    seen: LastSeen,
+    observer: Observer,
+    agent: str | None,
+) -> CancelOutcome | None:
+    """Ask the agent to cancel the task ``seen`` names, when it is still running as far as
+    seen (None otherwise). Best effort: shielded from the cancellation that ended the call,
+    within the deadline of ``cancel`` itself (the client's ``cancel_grace``), and never
+    raising: the outcome holds the agent's answer or the error, told at INFO to the
+    observer's logger too."""
+    task_id = seen.task_id
+    if task_id is None or not seen.running:
+        return None
+    where = redacted(agent or "")
+    with anyio.CancelScope(shield=True):
+        try:
+            task = await cancel(task_id)
+        except Exception as exc:  # best effort: the caller has its own outcome to meet
+            observer.happened(
+                "a2a.cancel_abandoned", {"error.type": type(exc).__name__},
+                "could not cancel abandoned task %s at %s: %s: %s",
+                clipped(task_id), where, type(exc).__name__, redacted(str(exc)),
+            )  # fmt: skip
+            return CancelOutcome(task_id, error=exc)
+    state = task.status.state.value
+    observer.happened(
+        "a2a.cancel_abandoned", {"a2a.task.state": state},
+        "cancelled abandoned task %s at %s: %s", clipped(task_id), where, state,
+    )  # fmt: skip
+    return CancelOutcome(task_id, task)

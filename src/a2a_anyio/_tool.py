@@ -1,0 +1,544 @@
+"""Remote agents as tools for language models: ``await client.as_tool()``.
+
+An ``AgentTool`` is framework-neutral: a name, a description and a JSON Schema made from the
+agent's card, and a call that sends a message and gives back an answer a model can read. Its
+``to_openai``, ``to_anthropic`` and ``to_mcp`` are the plain dicts those APIs take. The card's
+text is the agent's, untrusted: control characters are left out and its length is bounded.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import json
+import re
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from a2a_anyio._abandon import LastSeen
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
+from a2a_anyio._errors import (
+    UNSAFE_CHARACTERS,
+    A2AClientError,
+    A2ATimeoutError,
+    AuthRequiredError,
+    clipped,
+)
+from a2a_anyio._model import (
+    AgentCard,
+    DataPart,
+    FilePart,
+    Message,
+    Part,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+
+if TYPE_CHECKING:
+    from a2a_anyio._client import A2AClient
+    from a2a_anyio._conversation import Conversation
+
+#: What a tool's name may be: what the OpenAI and Anthropic APIs and MCP all accept.
+NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+#: The longest description a tool gets from its card (characters).
+MAX_DESCRIPTION = 1024
+#: At most this many of the card's skills are offered as the ``skill`` argument.
+MAX_SKILLS = 100
+#: The conversations a tool remembers by context id, for a call that continues one.
+MAX_CONTEXTS = 256
+_PROGRESS_TEXT = 200
+
+_UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
+_NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
+
+ProgressCallback = Callable[["AgentToolProgress"], Any]
+
+
+def plain(text: str) -> str:
+    """``text`` with the characters of ``UNSAFE_CHARACTERS`` left out (newlines kept)."""
+    return _UNSAFE.sub("", text.replace("\r\n", "\n"))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(plain(text).split())
+
+
+def tool_name(name: str) -> str:
+    """A tool name made from an agent's name: letters without their accents, digits, ``_``
+    and ``-``; every other run of characters becomes ``_``; at most 64 characters
+    (``agent`` when nothing is left)."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    made = _NOT_IN_NAME.sub("_", ascii_name).strip("_-")[:64].rstrip("_-")
+    return made or "agent"
+
+
+def _description(card: AgentCard) -> str:
+    text = _one_line(card.name)
+    about = _one_line(card.description)
+    if about:
+        text = f"{text}: {about}" if text else about
+    skills = []
+    for skill in card.skills[:MAX_SKILLS]:
+        said = [_one_line(skill.id)]  # then its name and description, when they add to it
+        for words in (_one_line(skill.name), _one_line(skill.description or "")):
+            if words and words not in said:
+                said.append(words)
+        about = f" ({': '.join(said[1:])})" if len(said) > 1 else ""
+        skills.append(clipped(said[0] + about, 200))
+    if skills:
+        text += f" Skills: {'; '.join(skills)}."
+    return clipped(text, MAX_DESCRIPTION)
+
+
+def _parameters(card: AgentCard) -> dict[str, Any]:
+    properties: dict[str, Any] = {
+        "text": {"type": "string", "description": "The request for the agent, in words."},
+        "data": {
+            "type": "object",
+            "description": "Structured input for the agent, sent with the text as a data part.",
+        },
+    }
+    skills = list(dict.fromkeys(skill.id for skill in card.skills[:MAX_SKILLS]))
+    if skills:
+        properties["skill"] = {
+            "type": "string",
+            "enum": skills,
+            "description": "Which of the agent's skills should take the request.",
+        }
+    properties["context_id"] = {
+        "type": "string",
+        "description": "To continue a conversation: the context_id of an earlier answer "
+        "(an answer that asks for more input gives one; call again with it and the reply).",
+    }
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolFile:
+    """A file in an agent's answer, by reference: its name and media type, and its ``url``
+    or, for a file sent inline, its ``size`` in bytes (the bytes are in the answer's task,
+    never in the tool's result)."""
+
+    name: str | None = None
+    media_type: str | None = None
+    url: str | None = None
+    size: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The reference as a JSON-ready dict (``name``, ``media_type``, ``url``, ``size``)."""
+        return {
+            "name": self.name,
+            "media_type": self.media_type,
+            "url": self.url,
+            "size": self.size,
+        }
+
+    def __str__(self) -> str:
+        about = ", ".join(x for x in (self.media_type, _size(self.size)) if x)
+        shown = plain(self.name or "unnamed file") + (f" ({plain(about)})" if about else "")
+        return f"{shown} {plain(self.url)}" if self.url else shown
+
+
+def _size(size: int | None) -> str | None:
+    return None if size is None else f"{size} bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolResult:
+    """What a tool call gives back: the agent's answer, as a model can read it.
+
+    ``text`` is the answer's text (the task's artifacts, or the agent's Message), ``message``
+    what the agent said of the task's status ("which date?", "it failed"), ``data`` the
+    values of its data parts, ``files`` its files by reference. ``state`` is the task's
+    (None when the agent answered with a Message); ``task_id`` and ``context_id`` name the
+    task and the conversation: a call with that ``context_id`` continues it (and the task,
+    when it waits for input). ``answer`` is the Task or Message itself.
+
+    A task that failed, was rejected or canceled, or waits for input or authentication is a
+    result like any other: ``to_text()`` says so in words, and ``is_error`` is true for the
+    first three.
+    """
+
+    text: str
+    state: TaskState | None
+    task_id: str | None
+    context_id: str | None
+    message: str = ""
+    data: list[Any] = field(default_factory=list)
+    files: list[AgentToolFile] = field(default_factory=list)
+    answer: Task | Message | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, answer: Task | Message) -> AgentToolResult:
+        """The result that ``answer`` (an agent's Task or Message) makes."""
+        if isinstance(answer, Message):
+            return cls(
+                text=answer.text,
+                state=None,
+                task_id=answer.task_id,
+                context_id=answer.context_id,
+                data=_data(answer.parts),
+                files=_files(answer.parts, None),
+                answer=answer,
+            )
+        status = answer.status.message
+        files = [f for artifact in answer.artifacts for f in _files(artifact.parts, artifact.name)]
+        return cls(
+            text=answer.text,
+            state=answer.status.state,
+            task_id=answer.id,
+            context_id=answer.context_id,
+            message=status.text if status is not None else "",
+            data=[value for artifact in answer.artifacts for value in _data(artifact.parts)],
+            files=files,
+            answer=answer,
+        )
+
+    @property
+    def is_error(self) -> bool:
+        """True when the task failed, was rejected or was canceled."""
+        return self.state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as a JSON-ready dict (data a registered type decoded is written with
+        ``str``)."""
+        return {
+            "state": self.state.value if self.state is not None else None,
+            "text": self.text,
+            "message": self.message,
+            "task_id": self.task_id,
+            "context_id": self.context_id,
+            "data": json.loads(json.dumps(self.data, default=str)),
+            "files": [f.to_dict() for f in self.files],
+        }
+
+    def to_text(self) -> str:
+        """The result in words, for a model: the answer, or what became of the task and,
+        when the agent waits for input, how to answer it."""
+        state, said = self.state, self.message.strip()
+        lines = []
+        if state is None or state is TaskState.COMPLETED:
+            lines.append(self.text or said or "(the agent answered without text)")
+        else:
+            lead = _LEADS.get(state, f"The agent's task is {state.value}")
+            lines.append(f"{lead}: {said}" if said else f"{lead}.")
+            if self.text:
+                lines.append(self.text)
+        lines += [
+            f"data: {json.dumps(value, ensure_ascii=False, default=str)}" for value in self.data
+        ]
+        lines += [f"file: {f}" for f in self.files]
+        if self.context_id is not None:
+            if state is not None and state.is_interrupted:
+                task = f" (task {self.task_id})" if self.task_id else ""
+                lines.append(
+                    f"To answer, call the tool again with context_id {self.context_id!r}{task}."
+                )
+            else:
+                lines.append(f"(context_id {self.context_id!r} continues this conversation)")
+        return plain("\n".join(lines))
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+_LEADS = {
+    TaskState.INPUT_REQUIRED: "The agent asks for more input",
+    TaskState.AUTH_REQUIRED: "The agent needs authentication before it goes on",
+    TaskState.FAILED: "The agent's task failed",
+    TaskState.REJECTED: "The agent rejected the task",
+    TaskState.CANCELED: "The agent's task was canceled",
+}
+
+
+def _data(parts: list[Part]) -> list[Any]:
+    return [part.data for part in parts if isinstance(part, DataPart)]
+
+
+def _files(parts: list[Part], name: str | None) -> list[AgentToolFile]:
+    return [
+        AgentToolFile(
+            part.name or name,
+            part.media_type,
+            part.url,
+            len(part.data) if part.data is not None else None,
+        )
+        for part in parts
+        if isinstance(part, FilePart)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentToolProgress:
+    """One event of a tool call as it runs (``on_progress``): ``count`` events so far (from
+    1), the task's id and ``state`` as last seen, a line of ``text`` the event carries (a
+    status message; an artifact's chunk of text, or else its name; cleaned and cut short),
+    and the ``event`` itself."""
+
+    count: int
+    task_id: str | None
+    state: TaskState | None
+    text: str
+    event: StreamEvent = field(repr=False)
+
+    def __str__(self) -> str:
+        state = self.state.value if self.state is not None else "answered"
+        return f"{state}: {self.text}" if self.text else state
+
+
+class _Events:
+    """A tool call's ``on_event``: what the call has seen of its task (to cancel it when the
+    call is abandoned), and progress for ``on_progress``."""
+
+    def __init__(self, on_progress: ProgressCallback | None) -> None:
+        self.on_progress = on_progress
+        self.count = 0
+        self.task_id: str | None = None
+        self.state: TaskState | None = None
+
+    async def __call__(self, event: StreamEvent) -> None:
+        self.count += 1
+        if isinstance(event, Task):
+            self.task_id, self.state = event.id, event.status.state
+            said = event.status.message.text if event.status.message else ""
+        elif isinstance(event, TaskStatusUpdateEvent):
+            self.task_id, self.state = event.task_id, event.status.state
+            said = event.status.message.text if event.status.message else ""
+        elif isinstance(event, TaskArtifactUpdateEvent):
+            self.task_id = event.task_id
+            said = event.artifact.text or event.artifact.name or ""
+        else:
+            said = event.text
+        if self.on_progress is not None:
+            text = clipped(_one_line(said), _PROGRESS_TEXT)
+            progress = AgentToolProgress(self.count, self.task_id, self.state, text, event)
+            outcome = self.on_progress(progress)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    @property
+    def open_task(self) -> str | None:
+        """The task the call left running, if it knows one."""
+        if self.task_id is None or (self.state is not None and self.state.is_final):
+            return None
+        return self.task_id
+
+
+@dataclass(frozen=True, slots=True)
+class _Arguments:
+    text: str
+    data: Mapping[str, Any] | None
+    skill: str | None
+    context_id: str | None
+
+
+class AgentTool:
+    """A remote agent as a tool for a language model (``await client.as_tool()``).
+
+    ``name`` (made from the card's name, or given), ``description`` (the card's, with its
+    skills) and ``parameters`` (a JSON Schema: ``text``, required; ``data``, an object;
+    ``skill``, one of the card's skill ids; ``context_id``, to continue a conversation)
+    describe it; ``to_openai()``, ``to_anthropic()`` and ``to_mcp()`` are the dicts of those
+    APIs. ``await tool(**arguments)`` or ``await tool.call(arguments)`` sends the request
+    (streamed when the agent streams: ``on_progress`` sees each event) and returns an
+    ``AgentToolResult``.
+
+    The tool remembers the conversations of its last ``MAX_CONTEXTS`` contexts: a call with
+    a ``context_id`` goes in that context, and continues its task when the agent asked for
+    input (or authentication). ``timeout`` bounds each call (by default the client's; None:
+    no limit). A call that is cancelled, or that runs out of time, asks the agent to cancel
+    the task it started (within the client's ``cancel_grace``, shielded; when its id is known:
+    at once from an agent that streams, else once the agent answered).
+    """
+
+    def __init__(
+        self,
+        client: A2AClient,
+        card: AgentCard,
+        *,
+        name: str | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
+            raise ValueError(f"a tool's name is 1 to 64 letters, digits, '_' or '-', not {name!r}")
+        self._client = client
+        self._card = card
+        self._name = name if name is not None else tool_name(card.name)
+        self._description = _description(card)
+        self._parameters = _parameters(card)
+        self.timeout = timeout
+        self.on_progress = on_progress
+        self._contexts: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    @property
+    def name(self) -> str:
+        """The tool's name: ``^[a-zA-Z0-9_-]{1,64}$``."""
+        return self._name
+
+    @property
+    def description(self) -> str:
+        """What the tool does: the card's name, description and skills, cleaned and at most
+        ``MAX_DESCRIPTION`` characters."""
+        return self._description
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments (a copy)."""
+        return copy.deepcopy(self._parameters)
+
+    @property
+    def card(self) -> AgentCard:
+        """The agent's card the tool was made from."""
+        return self._card
+
+    def to_openai(self) -> dict[str, Any]:
+        """The tool as the OpenAI Chat Completions API takes it:
+        ``{"type": "function", "function": {"name", "description", "parameters"}}``."""
+        function = {"name": self.name, "description": self.description}
+        return {"type": "function", "function": {**function, "parameters": self.parameters}}
+
+    def to_anthropic(self) -> dict[str, Any]:
+        """The tool as the Anthropic Messages API takes it:
+        ``{"name", "description", "input_schema"}``."""
+        return {"name": self.name, "description": self.description, "input_schema": self.parameters}
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The tool as MCP lists it: ``{"name", "description", "inputSchema"}``."""
+        return {"name": self.name, "description": self.description, "inputSchema": self.parameters}
+
+    def __repr__(self) -> str:
+        return f"<AgentTool {self.name!r} of {self._client.url or self._client.endpoint!r}>"
+
+    async def __call__(self, **arguments: Any) -> AgentToolResult:
+        """``await tool(text=..., ...)``: the same as ``await tool.call(arguments)``."""
+        return await self.call(arguments)
+
+    async def call(
+        self, arguments: Mapping[str, Any], *, on_progress: ProgressCallback | None = None
+    ) -> AgentToolResult:
+        """Send the request that ``arguments`` make (as a model gives them, checked against
+        ``parameters``; a null is taken as an argument left out) and return the answer.
+
+        ``on_progress`` (sync or async; the tool's by default) is called with an
+        ``AgentToolProgress`` for each event as it arrives.
+
+        Raises:
+            ValueError: an unknown argument, ``text`` missing, a ``skill`` the card does not
+                name (the error names the argument and what it accepts).
+            TypeError: ``arguments`` is not a mapping, or an argument of the wrong type.
+            A2AClientError: the request failed (``A2ATimeoutError``: not within ``timeout``).
+                A task that failed or waits for input is a result, not an error.
+            RuntimeError: the client is closed.
+        """
+        checked = self._check(arguments)
+        message = Message.user(checked.text, data=checked.data)
+        metadata = {"skillId": checked.skill} if checked.skill is not None else None
+        conversation = self._conversation(checked.context_id)
+        events = _Events(on_progress if on_progress is not None else self.on_progress)
+        try:
+            answer = await conversation.send(
+                message, metadata=metadata, on_event=events, timeout=self.timeout
+            )
+        except AuthRequiredError as exc:  # an answer: the task stays open in the conversation
+            answer = exc.task
+        except (A2ATimeoutError, anyio.get_cancelled_exc_class()):
+            await self._abandon(events.open_task)
+            raise
+        if isinstance(answer, Task) and answer.context_id is None and answer.state.is_interrupted:
+            answer = await self._with_context(answer)
+        result = AgentToolResult.of(answer)
+        context_id = result.context_id or conversation.context_id  # an answer may not say it
+        if context_id is None:
+            return result
+        self._remember(context_id, answer)
+        return dataclasses.replace(result, context_id=context_id)
+
+    # -- the arguments ------------------------------------------------------------------
+
+    def _check(self, arguments: Mapping[str, Any]) -> _Arguments:
+        if not isinstance(arguments, Mapping):
+            raise TypeError(
+                f"the arguments of {self.name} are a mapping (a JSON object), "
+                f"not {type(arguments).__name__}"
+            )
+        accepted = list(self._parameters["properties"])
+        for key in arguments:
+            if key not in accepted:
+                raise ValueError(
+                    f"{self.name} has no argument {key!r}: it takes {', '.join(accepted)}"
+                )
+        given = {key: value for key, value in arguments.items() if value is not None}
+        if "text" not in given:
+            raise ValueError(f"{self.name} needs the argument 'text' (a string)")
+        for key in ("text", "skill", "context_id"):
+            if key in given and not isinstance(given[key], str):
+                raise TypeError(
+                    f"the argument {key!r} of {self.name} is a string, "
+                    f"not {type(given[key]).__name__}"
+                )
+        data = given.get("data")
+        if data is not None and not isinstance(data, Mapping):
+            raise TypeError(
+                f"the argument 'data' of {self.name} is an object (a dict), "
+                f"not {type(data).__name__}"
+            )
+        skill = given.get("skill")
+        if skill is not None and skill not in self._parameters["properties"]["skill"]["enum"]:
+            known = ", ".join(repr(s) for s in self._parameters["properties"]["skill"]["enum"])
+            raise ValueError(
+                f"the argument 'skill' of {self.name} is one of {known}, not {skill!r}"
+            )
+        return _Arguments(given["text"], data and dict(data), skill, given.get("context_id"))
+
+    # -- conversations ----------------------------------------------------------------
+
+    def _conversation(self, context_id: str | None) -> Conversation:
+        if context_id is None:
+            return self._client.conversation()
+        state = self._contexts.get(context_id)
+        if state is None:
+            return self._client.conversation(context_id)
+        return self._client.conversation(state=state)
+
+    def _remember(self, context_id: str, answer: Task | Message) -> None:
+        """Keep what continues the conversation (a conversation's state): its context and
+        its open task, not its turns."""
+        task = answer if isinstance(answer, Task) and not answer.state.is_terminal else None
+        self._contexts[context_id] = {
+            "context_id": context_id,
+            "task": task.to_dict() if task is not None else None,
+            "history": [],
+        }
+        self._contexts.move_to_end(context_id)
+        while len(self._contexts) > MAX_CONTEXTS:
+            self._contexts.popitem(last=False)
+
+    async def _with_context(self, task: Task) -> Task:
+        """``task`` as the agent has it, which names its context: the events of a
+        ``tasks/send`` agent's stream do not, and an answer to it needs one."""
+        try:
+            return await self._client.get_task(task.id, timeout=self.timeout)
+        except A2AClientError:
+            return task  # the answer stands; only its continuation is lost
+
+    async def _abandon(self, task_id: str | None) -> None:
+        """Ask the agent to cancel the task of a call that was abandoned, as every call the
+        library abandons does (``cancel_abandoned``): best-effort, shielded, bounded."""
+        client = self._client
+        if task_id is not None and not client.closed:
+            await client._cancel_abandoned(LastSeen(task_id), client._credentials_for(None))
