@@ -472,16 +472,17 @@ class GrpcTransport:
             await call.open()
             if call.error_response is not None:
                 return call.error_response
-            message = await call.next_event()
-            if isinstance(message, bytes) and (end := await call.next_event()) is not None:
-                message = end if isinstance(end, StreamStatus) else None
-                if message is None:
+            first = await call.next_event()
+            if isinstance(first, bytes):
+                end = await call.next_event()
+                if isinstance(end, bytes):
                     raise call.error("the answer carried more than one message")
-            if isinstance(message, StreamStatus):
-                return GrpcReply(message.status, message.headers, b"")
-            if message is None:
+                if end is None:
+                    return GrpcReply(OK, call.metadata, first)
+                first = end  # a status that is no success, after the message
+            if first is None:
                 raise call.error("the answer carried no message")
-            return GrpcReply(OK, call.metadata, message)
+            return GrpcReply(first.status, first.headers, b"")
         finally:
             await call.aclose()
 

@@ -286,3 +286,18 @@ async def test_a_header_list_past_the_limit() -> None:
     error = await call_fails(huge)
     assert type(error) is A2AConnectionError
     assert "the server broke HTTP/2" in error.message
+
+
+async def test_a_unary_answer_of_two_messages_or_none() -> None:
+    async def two(call: Call) -> None:
+        await call.head()
+        await call.send(b"m0")
+        await call.send(b"m1")
+        await call.end()
+
+    error = await call_fails(two)
+    assert isinstance(error, A2AProtocolError)
+    assert "the answer carried more than one message" in error.message
+    error = await call_fails(lambda call: call.trailers_only(0))
+    assert isinstance(error, A2AProtocolError)
+    assert "the answer carried no message" in error.message
