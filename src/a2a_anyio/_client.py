@@ -53,7 +53,7 @@ from a2a_anyio._dialects import (
     TaskRef,
 )
 from a2a_anyio._dialects._values import UNEXPECTED_SHAPE
-from a2a_anyio._dialects.card import PROTOCOLS, describe_security, parse_card
+from a2a_anyio._dialects.card import BINDING_NAMES, PROTOCOLS, describe_security, parse_card
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
@@ -100,11 +100,12 @@ from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import MessageStream, StreamLimits, StreamSource, StreamWire
-from a2a_anyio._transport import HttpWire
+from a2a_anyio._transport import HttpWire, Transport
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
     from a2a_anyio._conversation import Conversation
+    from a2a_anyio._grpc import GrpcTransport
     from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
     from a2a_anyio._tool import AgentTool, AgentToolProgress
@@ -417,7 +418,7 @@ class A2AClient:
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         card_ttl: float = 300.0,
         protocol: str = "auto",
-        bindings: Sequence[str] = ("jsonrpc", "rest"),
+        bindings: Sequence[str] = BINDING_NAMES,
         endpoint: str | None = None,
         tenant: str | None = None,
         extensions: Sequence[str] | None = None,
@@ -444,9 +445,9 @@ class A2AClient:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
         self.bindings = tuple(bindings)
-        unknown = [b for b in self.bindings if b.lower() not in ("jsonrpc", "rest")]
+        unknown = [b for b in self.bindings if b.lower() not in BINDING_NAMES]
         if unknown or not self.bindings:
-            raise ValueError(f"bindings are 'jsonrpc' and/or 'rest', not {unknown or '()'}")
+            raise ValueError(f"bindings are 'jsonrpc', 'rest' and/or 'grpc', not {unknown or '()'}")
         self.tenant = tenant
         self.extensions = tuple(extensions or ())
         self.url = check_url(url) if url is not None else None
@@ -491,7 +492,15 @@ class A2AClient:
             warn_unverified(self.url or self.endpoint or "")
         self._types = PayloadTypes(types)
         self._interceptors = Interceptors(interceptors)
-        self._exchange = Exchange(HttpWire(self._http), self._card_schemes, self._types)
+        self._exchange = Exchange(
+            HttpWire(self._http), self._card_schemes, self._types, self._carrier
+        )
+        self._grpc: GrpcTransport | None = None
+        self._grpc_options: dict[str, Any] = {
+            "verify": verify,
+            "client_cert": auth if isinstance(auth, MutualTLS) else None,
+            "connect_timeout": connect_timeout,
+        }
         self._fetcher = AgentCardFetcher(
             self._http,
             self.url or self.endpoint or "",
@@ -528,7 +537,22 @@ class A2AClient:
         if self._closed:
             return
         self._closed = True
-        await self._http.aclose()
+        grpc, self._grpc = self._grpc, None
+        try:
+            if grpc is not None:
+                await grpc.aclose()
+        finally:
+            await self._http.aclose()
+
+    def _carrier(self, transport: str) -> Transport:
+        """The transport of a binding HTTP/1.1 does not carry (gRPC's), made at its first
+        call with the client's TLS options and limits."""
+        assert transport == "grpc", transport
+        if self._grpc is None:
+            from a2a_anyio._grpc import GrpcTransport
+
+            self._grpc = GrpcTransport(self._http, **self._grpc_options)
+        return self._grpc
 
     aclose = close
 

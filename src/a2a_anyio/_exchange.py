@@ -28,10 +28,19 @@ class Exchange:
         transport: Transport,
         schemes: Callable[[], list[str]],
         types: PayloadTypes,
+        carrier: Callable[[str], Transport] | None = None,
     ) -> None:
         self.transport = transport
         self._schemes = schemes
         self.types = types
+        self._carrier = carrier
+
+    def carrier(self, codec: WireCodec) -> Transport:
+        """The transport of ``codec``'s requests: ``transport`` (HTTP/1.1), or the one
+        ``carrier`` gives for another (gRPC)."""
+        if codec.transport == "http" or self._carrier is None:
+            return self.transport
+        return self._carrier(codec.transport)
 
     async def unary(
         self,
@@ -48,9 +57,10 @@ class Exchange:
         again as a new error that also says what the card asks for.
         """
         call.goes_to(request.context)
+        transport = self.carrier(codec)
 
         async def attempt() -> Any:
-            resp = await self.transport.unary(request, credentials, call.context)
+            resp = await transport.unary(request, credentials, call.context)
             value = codec.decode(request, resp.status, resp.headers, resp.content)
             if self.types:
                 self.types.parts(value, request.context)
@@ -97,7 +107,7 @@ class Exchange:
         open_timeout: float | None,
     ) -> StreamWire:
         """``request`` with ``credentials`` as a stream to be opened, within those limits."""
-        conn = self.transport.stream(
+        conn = self.carrier(codec).stream(
             request, credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
         )
         return StreamWire(conn, codec, request, fall_back, self.types)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from a2a_anyio._errors import (
     A2AClientError,
@@ -23,6 +23,9 @@ from a2a_anyio._errors import (
 )
 from a2a_anyio._model import Message, StreamEvent, Task
 from a2a_anyio._reducer import TaskReducer
+
+if TYPE_CHECKING:
+    from a2a_anyio._bindings.base import EventData
 
 DEFAULT_RESUME_ATTEMPTS = 3
 #: How many of the latest events a stream keeps (None: all of them).
@@ -37,7 +40,7 @@ class Received:
 
     __slots__ = ("data", "decode")
 
-    def __init__(self, data: str, decode: Callable[[str], StreamEvent]) -> None:
+    def __init__(self, data: EventData, decode: Callable[[EventData], StreamEvent]) -> None:
         self.data = data
         self.decode = decode
 

@@ -217,7 +217,7 @@ def make_client(
 ) -> httpx.AsyncClient:
     """The httpx client an A2AClient or an AgentPool owns when none is injected."""
     if isinstance(verify, str) or client_cert is not None:
-        context = _ssl_context(verify, client_cert)
+        context = ssl_context(verify, client_cert)
     else:
         # One context for every origin's transport (httpx would make one for each).
         context = httpx.create_ssl_context(verify)
@@ -244,7 +244,9 @@ def warn_unverified(where: str) -> None:
     warnings.warn(f"TLS certificates are not verified for {where}", UserWarning, stacklevel=3)
 
 
-def _ssl_context(verify: VerifyTypes, client_cert: MutualTLS | None) -> ssl.SSLContext:
+def ssl_context(verify: VerifyTypes, client_cert: MutualTLS | None) -> ssl.SSLContext:
+    """The TLS context of ``verify`` (a given context is used as it is) with the client
+    certificate, if any."""
     if isinstance(verify, ssl.SSLContext):
         context = verify
     elif isinstance(verify, str):
@@ -494,14 +496,9 @@ class HttpTransport:
             sent_headers: Mapping[str, str] = headers
             target = url
             if credentials is not None and credentials.present:
-                if credentials.allows(url):
-                    with_credentials = merged(headers, credentials.headers)
-                    if credentials.auth is not None:
-                        target = await self._apply(credentials.auth, url, with_credentials, where)
-                    # A call's own headers go over all the client's, its scheme's too.
-                    sent_headers = merged(with_credentials, credentials.call_headers)
-                elif credentials.policy == "refuse":
-                    raise _refused(url, hop, where)
+                target, sent_headers = await self.with_credentials(
+                    url, headers, credentials, where, hop
+                )
             request = self._build(method, target, content, sent_headers, timeout)
             origin = _origin(request.url)
             self._add_cookies(request, origin, sent_headers)
@@ -558,6 +555,28 @@ class HttpTransport:
             body=f"more than {MAX_REDIRECTS} redirects, the last to {redacted(url)}",
             **where,
         )
+
+    async def with_credentials(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        credentials: Credentials,
+        context: ErrorContext,
+        hop: int = 0,
+    ) -> tuple[str, Mapping[str, str]]:
+        """The URL to send (an API key may go into its query) and ``headers`` with the
+        credentials, when they may go to ``url``'s origin; else ``headers`` alone, or the
+        request refused (the credentials' policy; ``hop``: how many redirects led there)."""
+        if not credentials.allows(url):
+            if credentials.policy == "refuse":
+                raise _refused(url, hop, context)
+            return url, headers
+        with_credentials = merged(headers, credentials.headers)
+        target = url
+        if credentials.auth is not None:
+            target = await self._apply(credentials.auth, url, with_credentials, context)
+        # A call's own headers go over all the client's, its scheme's too.
+        return target, merged(with_credentials, credentials.call_headers)
 
     async def _send(
         self, request: httpx.Request, url: str, where: ErrorContext, debug: bool

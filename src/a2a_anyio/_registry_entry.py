@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from a2a_anyio._client import A2AClient, ClientArguments, ClientOptions
+from a2a_anyio._dialects.card import preferring
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._http import check_url
 from a2a_anyio._retry import RetryPolicy
@@ -61,8 +62,8 @@ class AgentEntry:
     discovery (at least one of the two is set); ``path`` (``/cstp``) makes ``url`` + ``path``
     that endpoint, for a plain JSON-RPC service without a card (the card, if any, is still
     looked up at ``url``). ``protocol`` is ``auto``, ``1.0``, ``0.3``, ``0.2`` or ``legacy``;
-    ``binding`` (``jsonrpc`` or ``rest``) is the preferred binding, the other one being the
-    fallback. ``retries`` is the number of tries in all, the first included
+    ``binding`` (``jsonrpc``, ``rest`` or ``grpc``) is the preferred binding, the others
+    being the fallbacks. ``retries`` is the number of tries in all, the first included
     (``RetryPolicy(attempts=retries)``; None: the client's default policy, 3 tries).
     ``source`` and ``where`` name the file and the entry it came from.
     """
@@ -128,7 +129,7 @@ class AgentEntry:
         env = os.environ if env is None else env
         opts: ClientArguments = {
             "protocol": self.protocol,
-            "bindings": ("rest", "jsonrpc") if self.binding == "rest" else ("jsonrpc", "rest"),
+            "bindings": preferring(self.binding),
             "timeout": self.timeout_seconds,
             "verify": self.verify,
         }

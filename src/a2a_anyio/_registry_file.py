@@ -46,6 +46,7 @@ _BINDINGS = {
     "rest": "rest",
     "http+json": "rest",
     "http-json": "rest",
+    "grpc": "grpc",
 }
 
 
@@ -290,7 +291,9 @@ class Parser:
             value = d["binding"]
             norm = _BINDINGS.get(str(value).strip().lower()) if isinstance(value, str) else None
             if norm is None:
-                raise self.error(f"must be jsonrpc or rest, not {shown(value)}", where, "binding")
+                raise self.error(
+                    f"must be jsonrpc, rest or grpc, not {shown(value)}", where, "binding"
+                )
             out["binding"] = norm
         if "timeout_seconds" in d:
             value = d["timeout_seconds"]

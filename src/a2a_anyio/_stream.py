@@ -16,6 +16,7 @@ import anyio
 from a2a_anyio import _retry
 from a2a_anyio._abandon import CancelOutcome, LastSeen, cancel_abandoned
 from a2a_anyio._bindings import WireCodec, WireRequest
+from a2a_anyio._bindings.base import EventData
 from a2a_anyio._errors import (
     A2AClientError,
     A2AProtocolError,
@@ -65,7 +66,7 @@ class StreamWire:
         self.types = types
         #: One event from its SSE data (the event decoder's own when no type is registered).
         #: It holds no connection: the events a stream keeps are typed again with it.
-        self.decode: Callable[[str], StreamEvent] = (
+        self.decode: Callable[[EventData], StreamEvent] = (
             _typed_by(self.events.decode, types, request.context) if types else self.events.decode
         )
 
@@ -83,11 +84,11 @@ class StreamWire:
 
 
 def _typed_by(
-    decode: Callable[[str], StreamEvent], types: PayloadTypes, context: ErrorContext
-) -> Callable[[str], StreamEvent]:
+    decode: Callable[[EventData], StreamEvent], types: PayloadTypes, context: ErrorContext
+) -> Callable[[EventData], StreamEvent]:
     """``decode``, and then the data parts decoded by ``types``."""
 
-    def typed(data: str) -> StreamEvent:
+    def typed(data: EventData) -> StreamEvent:
         event = decode(data)
         types.parts(event, context)
         return event
@@ -260,7 +261,7 @@ class MessageStream:
             max_bytes=limits.max_bytes,
         )
         self._conn: Messages | None = None
-        self._decode: Callable[[str], StreamEvent] | None = None
+        self._decode: Callable[[EventData], StreamEvent] | None = None
         self._deadline = math.inf
         self._poll_deadline = math.inf
         self._state = "new"  # new -> open -> done

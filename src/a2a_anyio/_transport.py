@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from a2a_anyio._auth import Credentials
 from a2a_anyio._bindings import Fallback, WireRequest
+from a2a_anyio._bindings.base import EventData
 from a2a_anyio._errors import ErrorContext
 from a2a_anyio._http import HttpTransport
 from a2a_anyio._http_sse import open_sse
@@ -38,12 +39,14 @@ class Reply(Protocol):
 class Messages(Protocol):
     """A server stream: ``open()`` sends the request and reads the answer's head; then
     ``error_response`` holds a plain answer, or ``next_event()`` gives each message until
-    the end (None). ``aclose()`` releases it at any point."""
+    the end (None): an SSE event's data, a gRPC message, or the status a gRPC stream ended
+    with when it is no success (for the codec to raise). ``aclose()`` releases it at any
+    point."""
 
     @property
     def error_response(self) -> Reply | None: ...
     async def open(self) -> Any: ...
-    async def next_event(self) -> str | None: ...
+    async def next_event(self) -> EventData | None: ...
     async def aclose(self) -> None: ...
 
 

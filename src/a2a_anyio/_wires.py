@@ -7,7 +7,9 @@ answer says "wrong dialect"; then the next one, and that choice is remembered pe
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -19,6 +21,7 @@ from a2a_anyio._errors import (
     A2AHTTPError,
     MethodNotFoundError,
     VersionNotSupportedError,
+    install_extra,
     instead,
     located,
     shown,
@@ -143,6 +146,36 @@ def endpoint_candidates(
     ]
 
 
+def grpc_target(base: str, ref: str) -> tuple[str, str | None]:
+    """A card's gRPC interface URL as the gRPC transport takes it, and why it cannot be
+    called (None: it can). A bare ``host:port`` is reached as the card was: with TLS when
+    the card came over https; ``grpc://`` and ``grpcs://`` are cleartext and TLS. The gRPC
+    extra must be installed."""
+    missing = grpc_missing()
+    if missing is not None:
+        return (
+            ref,
+            f"is gRPC, which needs the grpc extra ({missing} is missing: {install_extra('grpc')})",
+        )
+    scheme, sep, rest = ref.partition("://")
+    if not sep:
+        scheme, rest = ("https" if urlsplit(base).scheme == "https" else "http"), ref
+    scheme = {"grpc": "http", "grpcs": "https"}.get(scheme.lower(), scheme)
+    return resolve(base, f"{scheme}://{rest}")
+
+
+def grpc_missing() -> str | None:
+    """The module of the ``grpc`` extra that is not installed (None: it is all there)."""
+    for name in ("h2", "google.protobuf", "google.rpc"):
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            return name
+    return None
+
+
 def card_candidates(
     card: AgentCard,
     card_url: str | None,
@@ -162,7 +195,10 @@ def card_candidates(
         instead(located(exc, {"agent": agent, "operation": "card"}))
     out, unusable = [], []
     for iface in usable:
-        url, problem = resolve(base, iface.url)
+        if iface.binding == "GRPC":
+            url, problem = grpc_target(base, iface.url)
+        else:
+            url, problem = resolve(base, iface.url)
         if problem is not None:
             unusable.append(f"{shown(iface.url, 200)} {problem}")
             continue

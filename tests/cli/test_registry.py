@@ -246,8 +246,8 @@ def test_a_missing_variable_names_itself_the_file_the_entry_and_the_field(tmp_pa
             ["'protocol'", "auto, 1.0, 0.3, 0.2 or legacy"],
         ),
         (
-            "agents: [{name: a, url: http://a.test, binding: grpc}]",
-            ["'binding'", "jsonrpc or rest"],
+            "agents: [{name: a, url: http://a.test, binding: soap}]",
+            ["'binding'", "jsonrpc, rest or grpc"],
         ),
         ("agents: [{name: a, url: http://a.test, verify: 3}]", ["'verify'", "CA bundle"]),
         ("agents: [{name: a, url: http://a.test, headers: [x]}]", ["'headers'", "mapping"]),
@@ -608,3 +608,21 @@ def test_header_and_ca_bundle_values_are_checked(tmp_path: Path) -> None:
     with pytest.raises(AgentRegistryError, match="line break or NUL") as info:
         entry.client_options({"V": "ok\r\nX-Evil: 1"})
     assert info.value.field == "headers.X" and "X-Evil" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("binding", "order"),
+    [
+        ("jsonrpc", ("jsonrpc", "rest", "grpc")),
+        ("rest", ("rest", "jsonrpc", "grpc")),
+        ("grpc", ("grpc", "jsonrpc", "rest")),
+        ("gRPC", ("grpc", "jsonrpc", "rest")),
+    ],
+)
+def test_the_binding_comes_first_and_the_others_follow(
+    binding: str, order: tuple[str, ...]
+) -> None:
+    reg = AgentRegistry.from_dict(
+        {"agents": [{"name": "a", "url": "http://a.test", "binding": binding}]}
+    )
+    assert reg.entry("a").client_options({})["bindings"] == order

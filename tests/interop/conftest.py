@@ -141,13 +141,21 @@ def _python_peer(env: matrix.PythonEnv) -> Iterator[str]:
         pytest.skip(str(exc))
     except matrix.ProvisionError as exc:
         pytest.fail(str(exc), pytrace=False)
-    yield from _serve([str(python), str(env.server), "--port", "0"], f"{env.title} server")
+    cmd = [str(python), str(env.server), *env.args, "--port", "0"]
+    yield from _serve(cmd, f"{env.title} server")
 
 
 @pytest.fixture(scope="session")
 def sdk03_server() -> Iterator[str]:
     """Base URL of an a2a-sdk 0.3.x server (its venv is built on first use, bounded)."""
     yield from _python_peer(matrix.SDK03_ENV)
+
+
+@pytest.fixture(scope="session")
+def sdk1_grpc_server() -> Iterator[str]:
+    """Base URL of an a2a-sdk 1.x server whose card lists only its gRPC interfaces (v1.0
+    and v0.3; its venv, with grpcio, is built on first use, bounded)."""
+    yield from _python_peer(matrix.SDK1_GRPC_ENV)
 
 
 @pytest.fixture(scope="session")
@@ -189,6 +197,13 @@ def js_server() -> Iterator[str]:
 def js_compat_server() -> Iterator[str]:
     """Base URL of an @a2a-js/sdk server with ``legacyCompat`` on (v1.0 + v0.3)."""
     yield from _node_peer(matrix.JS_ENV, "--mode", "compat")
+
+
+@pytest.fixture(scope="session")
+def js_grpc_server() -> Iterator[str]:
+    """Base URL of an @a2a-js/sdk server whose card lists only its gRPC interfaces (v1.0 and
+    v0.3, on @grpc/grpc-js)."""
+    yield from _node_peer(matrix.JS_ENV, "--mode", "grpc")
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,8 @@
 
 As a module (imported by ``conftest.py`` and ``test_matrix.py``) it defines the peers, what
 each serves, how the peers that live outside the project's environment are provisioned (the
-virtual environments of the a2a-sdk 0.3.x, fasta2a and python-a2a servers, the ``node_modules``
-of the JS SDK and Mastra servers) and the results file the suite writes. As a script (standard
+virtual environments of the a2a-sdk 0.3.x, fasta2a, python-a2a and LangGraph servers and of
+the a2a-sdk 1.x gRPC server, the ``node_modules`` of the JS SDK and Mastra servers) and the results file the suite writes. As a script (standard
 library only)::
 
     python tests/interop/matrix.py --prepare   # build .venv-interop/*, js/ and mastra/node_modules
@@ -54,8 +54,8 @@ OPERATION_TITLES = {
     "push": "push config",
     "extended_card": "extended card",
 }
-BINDINGS = ("jsonrpc", "rest")
-BINDING_TITLES = {"jsonrpc": "JSON-RPC", "rest": "HTTP+JSON"}
+BINDINGS = ("jsonrpc", "rest", "grpc")
+BINDING_TITLES = {"jsonrpc": "JSON-RPC", "rest": "HTTP+JSON", "grpc": "gRPC"}
 BACKENDS = ("asyncio", "trio")
 
 ALL_PUSH = frozenset({"create", "get", "list", "delete"})
@@ -177,6 +177,28 @@ PEERS: tuple[Peer, ...] = (
         note='client told protocol="0.3"',
     ),
     Peer(
+        id="sdk1-grpc-v1",
+        title="a2a-sdk 1.x (Python), gRPC server (grpcio)",
+        version="1.0",
+        fixture="sdk1_grpc_server",
+        protocol="auto",
+        serves={"grpc": EVERYTHING},
+        push={"grpc": ALL_PUSH},
+        provisioned=True,
+        note="its card lists gRPC interfaces only",
+    ),
+    Peer(
+        id="sdk1-grpc-v03",
+        title="a2a-sdk 1.x (Python), gRPC server (grpcio)",
+        version="0.3",
+        fixture="sdk1_grpc_server",
+        protocol="0.3",
+        serves={"grpc": NO_LIST},  # the v0.3 service has no ListTasks
+        push={"grpc": ALL_PUSH},
+        provisioned=True,
+        note='client told protocol="0.3"',
+    ),
+    Peer(
         id="sdk03",
         title="a2a-sdk 0.3.x (Python)",
         version="0.3",
@@ -215,6 +237,28 @@ PEERS: tuple[Peer, ...] = (
         protocol="0.3",
         serves={"jsonrpc": NO_LIST, "rest": NO_LIST},
         push={"jsonrpc": ALL_PUSH, "rest": ALL_PUSH},
+        provisioned=True,
+        note='client told protocol="0.3"',
+    ),
+    Peer(
+        id="js-grpc-v1",
+        title="@a2a-js/sdk (Node), gRPC server (@grpc/grpc-js)",
+        version="1.0",
+        fixture="js_grpc_server",
+        protocol="auto",
+        serves={"grpc": EVERYTHING},
+        push={"grpc": ALL_PUSH},
+        provisioned=True,
+        note="its card lists gRPC interfaces only",
+    ),
+    Peer(
+        id="js-grpc-v03",
+        title="@a2a-js/sdk (Node), gRPC server (@grpc/grpc-js)",
+        version="0.3",
+        fixture="js_grpc_server",
+        protocol="0.3",
+        serves={"grpc": NO_LIST},
+        push={"grpc": ALL_PUSH},
         provisioned=True,
         note='client told protocol="0.3"',
     ),
@@ -350,15 +394,17 @@ def _run(cmd: list[str], cwd: Path, what: str, timeout: float) -> None:
 
 @dataclass(frozen=True)
 class PythonEnv:
-    """A Python peer's own virtual environment: ``tests/interop/<name>/server.py`` run in
-    ``.venv-interop/<name>``, built from the exact pins of ``<name>/requirements.txt``
-    (``no_deps``: the pins are the whole environment, the packages' own requirements are not
-    followed)."""
+    """A Python peer's own virtual environment: ``tests/interop/<name>/server.py`` (or
+    ``script`` with ``args``) run in ``.venv-interop/<name>``, built from the exact pins of
+    ``<name>/requirements.txt`` (``no_deps``: the pins are the whole environment, the
+    packages' own requirements are not followed)."""
 
     name: str
     title: str
     no_deps: bool = False
     min_python: tuple[int, int] = (3, 10)  # its pins need at least this Python
+    script: str | None = None  # a server script of tests/interop/ instead of <name>/server.py
+    args: tuple[str, ...] = ()
 
     @property
     def requirements(self) -> Path:
@@ -366,7 +412,7 @@ class PythonEnv:
 
     @property
     def server(self) -> Path:
-        return INTEROP_DIR / self.name / "server.py"
+        return INTEROP_DIR / self.script if self.script else INTEROP_DIR / self.name / "server.py"
 
     @property
     def venv(self) -> Path:
@@ -385,7 +431,11 @@ SDK03_ENV = PythonEnv("sdk03", "a2a-sdk 0.3.x")
 FASTA2A_ENV = PythonEnv("fasta2a", "fasta2a")
 PYA2A_ENV = PythonEnv("pya2a", "python-a2a", no_deps=True)
 LANGGRAPH_ENV = PythonEnv("langgraph", "LangGraph API server", min_python=(3, 11))
-PYTHON_ENVS = (SDK03_ENV, FASTA2A_ENV, PYA2A_ENV, LANGGRAPH_ENV)
+#: The a2a-sdk 1.x server of ``sdk_server.py`` with its gRPC extra (grpcio).
+SDK1_GRPC_ENV = PythonEnv(
+    "sdk1grpc", "a2a-sdk 1.x with gRPC", script="sdk_server.py", args=("--mode", "grpc")
+)
+PYTHON_ENVS = (SDK03_ENV, FASTA2A_ENV, PYA2A_ENV, LANGGRAPH_ENV, SDK1_GRPC_ENV)
 
 
 class PythonTooOld(ProvisionError):
@@ -519,6 +569,7 @@ def peer_versions() -> dict[str, str]:
         "fasta2a": (FASTA2A_ENV, "fasta2a"),
         "python-a2a": (PYA2A_ENV, "python-a2a"),
         "langgraph-api": (LANGGRAPH_ENV, "langgraph-api"),
+        "grpcio": (SDK1_GRPC_ENV, "grpcio"),
     }
     for name, (env, package) in pins.items():
         pinned = env.pinned(package)
@@ -526,6 +577,7 @@ def peer_versions() -> dict[str, str]:
             versions[name] = pinned
     locks = {
         "@a2a-js/sdk": (JS_ENV, "@a2a-js/sdk"),
+        "@grpc/grpc-js": (JS_ENV, "@grpc/grpc-js"),
         "@mastra/core": (MASTRA_ENV, "@mastra/core"),
         "@mastra/server": (MASTRA_ENV, "@mastra/server"),
     }
@@ -662,6 +714,16 @@ def render(results: Results) -> str:
         "config list/delete are not in dialect L; the 0.3.x SDK's HTTP+JSON adapter serves push",
         "config create/get only, the 1.x SDK's v0.3 HTTP+JSON routes have no delete.",
         "",
+        "The gRPC rows: a2a-sdk 1.x's own gRPC server (grpcio, `a2a-sdk[grpc]`), serving the",
+        "v1.0 service (`lf.a2a.v1.A2AService`) and the v0.3 one (`a2a.v1.A2AService`) on one",
+        "port, the same scripted agent as the other a2a-sdk 1.x rows. Its card, served over",
+        "HTTP, lists GRPC 1.0 and GRPC 0.3 at a bare `127.0.0.1:<port>` and nothing else: the",
+        "client calls gRPC with its default bindings too, as the only binding offered (the",
+        "sync facade's interop tests do).",
+        "The v0.3 service has no `ListTasks`. The JS SDK's gRPC rows are alike: its",
+        "`grpcService` (v1.0) and `legacyGrpcService` (v0.3) on `@grpc/grpc-js`, the JS",
+        "rows' scripted agent, a card of gRPC interfaces only.",
+        "",
         "fasta2a serves JSON-RPC only (its card: one v1.0 interface). It answers every send at",
         "once with the task it submitted, blocking or not: the client follows the task up (it",
         "re-attaches, as fasta2a streams). A message always starts a new task, in the message's",
@@ -716,11 +778,12 @@ def render(results: Results) -> str:
         "`endpoint=.../api/a2a/{agentId}` (which starts at v1.0) fails with `A2AHTTPError` unless",
         'told `protocol="0.3"`. Its packages ask for Node.js >= 22.13; they run on 20.',
         "",
-        "Peers: `sdk_server.py` (a2a-sdk 1.x), `sdk03/server.py` (a2a-sdk 0.3.x),",
+        "Peers: `sdk_server.py` (a2a-sdk 1.x; `--mode grpc` in a virtualenv with its gRPC",
+        "extra), `sdk03/server.py` (a2a-sdk 0.3.x),",
         "`fasta2a/server.py` (fasta2a), `pya2a/server.py` (python-a2a) and",
         "`langgraph/server.py` (LangGraph's API server, Python 3.11 or newer), each Python peer",
         "in a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under",
-        "Node), `mastra/server.mjs` (a Mastra agent, its model the `ai` package's mock, served by",
+        "Node; `--mode grpc` on @grpc/grpc-js), `mastra/server.mjs` (a Mastra agent, its model the `ai` package's mock, served by",
         "@mastra/server through @mastra/hono) and `legacy_servers.py` (ours), all in",
         "`tests/interop/`.",
     ]

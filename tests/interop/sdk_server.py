@@ -2,7 +2,7 @@
 
 Run it as::
 
-    python tests/interop/sdk_server.py --mode strict|compat [--port 0]
+    python tests/interop/sdk_server.py --mode strict|compat|grpc [--port 0]
 
 It binds ``127.0.0.1`` (port 0 lets the OS pick a free port), prints exactly one line
 ``READY http://127.0.0.1:<port>`` on stdout once it accepts connections, and shuts down
@@ -25,6 +25,11 @@ Modes:
 * ``strict``: v1.0 only; the card lists JSONRPC 1.0 then HTTP+JSON 1.0.
 * ``compat``: the SDK's v0.3 compatibility layer is enabled on both bindings and the card also
   lists JSONRPC 0.3 and HTTP+JSON 0.3 interfaces, so the SDK serves its hybrid v1.0/v0.3 card.
+* ``grpc``: the SDK's gRPC server (grpcio, ``a2a-sdk[grpc]``: run by the Python of
+  ``.venv-interop/sdk1grpc``, see ``matrix.py``) on a port of its own, serving the v1.0
+  service (``lf.a2a.v1.A2AService``) and the v0.3 one (``a2a.v1.A2AService``); the HTTP server
+  serves only the card, which lists GRPC 1.0 then GRPC 0.3, both at the bare
+  ``127.0.0.1:<grpc port>``.
 
 The agent decides by the text of the first text part of the user's message:
 
@@ -222,13 +227,18 @@ class ScriptedAgentExecutor(AgentExecutor):  # type: ignore[misc]
 # --------------------------------------------------------------------------------------------
 
 
-def build_agent_card(base_url: str, mode: str) -> Any:
+def build_agent_card(base_url: str, mode: str, grpc_target: str | None = None) -> Any:
     jsonrpc_url = f"{base_url}{JSONRPC_PATH}"
     rest_url = f"{base_url}{REST_PATH}"
     interfaces = [
         AgentInterface(url=jsonrpc_url, protocol_binding="JSONRPC", protocol_version="1.0"),
         AgentInterface(url=rest_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
     ]
+    if grpc_target is not None:
+        interfaces = [
+            AgentInterface(url=grpc_target, protocol_binding="GRPC", protocol_version=version)
+            for version in ("1.0", "0.3")
+        ]
     if mode == "compat":
         interfaces += [
             AgentInterface(url=jsonrpc_url, protocol_binding="JSONRPC", protocol_version="0.3"),
@@ -284,10 +294,17 @@ def build_extended_card(card: Any) -> Any:
 
 
 def build_app(
-    base_url: str, mode: str, delay: float = 0.0, open_connections: Callable[[], int] = lambda: 0
+    base_url: str,
+    mode: str,
+    delay: float = 0.0,
+    open_connections: Callable[[], int] = lambda: 0,
+    grpc: tuple[Any, int] | None = None,
 ) -> Starlette:
+    """The app; with ``grpc`` (a grpc.aio server and the port it is bound to) the card lists
+    its gRPC interfaces and the agent's services are added to it, the app serving the card
+    alone."""
     compat = mode == "compat"
-    card = build_agent_card(base_url, mode)
+    card = build_agent_card(base_url, mode, None if grpc is None else f"{HOST}:{grpc[1]}")
     handler = DefaultRequestHandler(
         agent_executor=ScriptedAgentExecutor(delay),
         task_store=InMemoryTaskStore(),
@@ -304,6 +321,10 @@ def build_app(
         finally:
             await handler.aclose()
 
+    if grpc is not None:
+        _add_grpc_services(grpc[0], handler)
+        card_only = [*create_agent_card_routes(card, cache_control=CARD_CACHE_CONTROL)]
+        return Starlette(routes=card_only, lifespan=lifespan)
     routes: list[BaseRoute] = [
         *create_agent_card_routes(card, cache_control=CARD_CACHE_CONTROL),
         *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH, enable_v0_3_compat=compat),
@@ -315,6 +336,26 @@ def build_app(
         Route(DEBUG_CONNECTIONS_PATH, _debug_connections(open_connections), methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _grpc_server() -> tuple[Any, int]:
+    """A grpc.aio server bound to a free port of 127.0.0.1, not started, and the port.
+    grpcio is imported only here: the project's own environment has none."""
+    import grpc.aio
+
+    server = grpc.aio.server()
+    return server, server.add_insecure_port(f"{HOST}:0")
+
+
+def _add_grpc_services(server: Any, handler: Any) -> None:
+    """The v1.0 service and the v0.3 one, both on the SDK's handlers."""
+    from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
+    from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
 
 
 def _debug_connections(
@@ -343,14 +384,17 @@ async def _serve(mode: str, sock: socket.socket, delay: float = 0.0) -> int:
     port = sock.getsockname()[1]
     base_url = f"http://{HOST}:{port}"
     servers: list[uvicorn.Server] = []
+    grpc = _grpc_server() if mode == "grpc" else None
     config = uvicorn.Config(
-        build_app(base_url, mode, delay, lambda: len(servers[0].server_state.connections)),
+        build_app(base_url, mode, delay, lambda: len(servers[0].server_state.connections), grpc),
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=3,
     )
     server = uvicorn.Server(config)
     servers.append(server)
+    if grpc is not None:
+        await grpc[0].start()
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if serving.done():
@@ -359,13 +403,17 @@ async def _serve(mode: str, sock: socket.socket, delay: float = 0.0) -> int:
         await asyncio.sleep(0.01)
     sys.stdout.write(f"READY {base_url}\n")
     sys.stdout.flush()
-    await serving
+    try:
+        await serving
+    finally:
+        if grpc is not None:
+            await grpc[0].stop(grace=0.5)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--mode", choices=("strict", "compat"), required=True)
+    parser.add_argument("--mode", choices=("strict", "compat", "grpc"), required=True)
     parser.add_argument("--port", type=int, default=0, help="0 = a free port chosen by the OS")
     parser.add_argument(
         "--delay", type=float, default=0.0, help="seconds every new request waits (a slow agent)"

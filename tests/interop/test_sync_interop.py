@@ -1,4 +1,5 @@
-"""The sync facade against real a2a-sdk 1.x servers, on both portal backends, from plain threads.
+"""The sync facade against real a2a-sdk 1.x servers (JSON-RPC, and gRPC), on both portal
+backends, from plain threads.
 
 The tests are plain functions: the facade runs its own event loop in a thread of its own.
 """
@@ -33,6 +34,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGETS = [
     pytest.param(("strict_server", "auto"), id="strict-v1.0"),
     pytest.param(("compat_server", "0.3"), id="compat-v0.3"),
+    # Its card lists gRPC interfaces only: the client calls them by itself.
+    pytest.param(("sdk1_grpc_server", "auto"), id="grpc-v1.0"),
+    pytest.param(("sdk1_grpc_server", "0.3"), id="grpc-v0.3"),
 ]
 BACKENDS = pytest.mark.parametrize("backend", ["asyncio", "trio"])
 

@@ -218,9 +218,10 @@ async def test_no_usable_interface() -> None:
     card = v1_card(
         supportedInterfaces=[{"url": RPC_URL, "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
     )
-    async with connect(FakeAgent(card)) as client:
-        with pytest.raises(A2ADiscoveryError, match="offers no interface"):
+    async with connect(FakeAgent(card), bindings=("jsonrpc", "rest")) as client:
+        with pytest.raises(A2ADiscoveryError, match="offers no interface") as info:
             await client.send_message("x")
+    assert "over jsonrpc/rest (it offers: GRPC 1.0)" in info.value.message
 
 
 async def test_discovery_failure_names_the_agent() -> None:

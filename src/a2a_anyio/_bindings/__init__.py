@@ -1,5 +1,6 @@
 """Sans-IO bindings: how a transport carries each operation (JSON-RPC, HTTP+JSON,
-python-a2a's path routing), each speaking a dialect of ``_dialects`` at one URL as a codec.
+python-a2a's path routing, gRPC), each speaking a dialect of ``_dialects`` at one URL as a
+codec.
 
 Nothing here imports httpx or anyio.
 """
@@ -41,8 +42,11 @@ CODECS: dict[tuple[str, str], tuple[str, str]] = {
     ("rest", "1.0"): ("rest:RestCodec", "v1:V1"),
     ("rest", "0.3"): ("rest:RestCodec", "v03_rest:V03_REST"),
     ("rest", "0.2"): ("rest:RestCodec", "v03_rest:V03_REST"),
+    ("grpc", "1.0"): ("grpc:GrpcCodec", "v1:V1"),
+    ("grpc", "0.3"): ("grpc:GrpcCodec", "v03_rest:V03_REST"),
+    ("grpc", "0.2"): ("grpc:GrpcCodec", "v03_rest:V03_REST"),
 }
-_BINDINGS = {"jsonrpc": "jsonrpc", "rest": "rest", "http+json": "rest"}
+_BINDINGS = {"jsonrpc": "jsonrpc", "rest": "rest", "http+json": "rest", "grpc": "grpc"}
 
 
 def version_family(version: str) -> str:
@@ -76,7 +80,8 @@ def codec_for(
     tenant: str | None = None,
     extensions: Sequence[str] = (),
 ) -> WireCodec:
-    """The codec for ``binding`` ("jsonrpc", "rest", or a card's "JSONRPC" / "HTTP+JSON")
+    """The codec for ``binding`` ("jsonrpc", "rest", "grpc", or a card's "JSONRPC" /
+    "HTTP+JSON" / "GRPC")
     and A2A ``version`` ("1.0", "0.3.0", "legacy", ...) at interface ``url``.
 
     ValueError for a pair no codec speaks.

@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, Generic, Literal, NoReturn, TypeVar, cast, overload
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, NoReturn, TypeVar, cast, overload
 
 from a2a_anyio._dialects.dialect import Dialect
 from a2a_anyio._dialects.ops import (
@@ -142,6 +142,19 @@ class WireRequest(Generic[R]):
         return self.alternative if wanted else None
 
 
+class StreamStatus(NamedTuple):
+    """How a stream ended when that is no success and the codec reads it: gRPC's status
+    and the metadata with it (the trailers). A transport gives it as a stream's last
+    message; the stream's event decoder raises the error it carries."""
+
+    status: int
+    headers: Mapping[str, str]
+
+
+#: One message of a stream: an SSE event's data, a gRPC message, or how the stream ended.
+EventData = str | bytes | StreamStatus
+
+
 def raise_in(context: ErrorContext, exc: A2AClientError) -> NoReturn:
     """Raise ``exc`` saying ``context``: itself when it does, else a new error that does.
 
@@ -226,8 +239,8 @@ def preview(content: bytes) -> str:
 
 
 class EventDecoder(ABC):
-    """Reads the events of one stream: ``decode`` each SSE event's data, ``ends`` says
-    whether an event is the last."""
+    """Reads the events of one stream: ``decode`` each message (an SSE event's data, a
+    gRPC message), ``ends`` says whether an event is the last."""
 
     def __init__(self, dialect: Dialect, request: WireRequest[Any]) -> None:
         self.dialect = dialect
@@ -237,9 +250,9 @@ class EventDecoder(ABC):
         self._opened = False  # an event was judged already
 
     @abstractmethod
-    def decode(self, data: str) -> StreamEvent:
-        """One event from its data, or the error it carries raised (A2AProtocolError for
-        data that is not JSON or not an event)."""
+    def decode(self, data: Any) -> StreamEvent:
+        """One event from its data (``EventData``: what the binding's transport gives),
+        or the error it carries raised (A2AProtocolError for data that is not an event)."""
 
     def ends(self, event: StreamEvent) -> bool:
         """True when ``event`` ends the stream: a Message, ``final``, a task snapshot in a
@@ -258,8 +271,10 @@ class WireCodec(ABC):
     request opts in to. Request ids come from a counter of this object.
     """
 
-    #: "jsonrpc" or "rest".
+    #: "jsonrpc", "rest" or "grpc".
     binding: ClassVar[str]
+    #: The transport that carries its requests: "http" (HTTP/1.1, JSON, SSE) or "grpc".
+    transport: ClassVar[str] = "http"
     #: How messages name the binding.
     binding_name: ClassVar[str]
     #: The media type of JSON bodies, both ways.

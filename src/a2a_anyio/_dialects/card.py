@@ -375,15 +375,25 @@ def encode_card(card: AgentCard, version: str = "1.0") -> JSONDict:
 SUPPORTED = {
     "JSONRPC": ("1.0", "0.3", "0.2", "legacy", "python-a2a"),
     "HTTP+JSON": ("1.0", "0.3", "0.2"),
+    "GRPC": ("1.0", "0.3", "0.2"),
 }
-_BINDING_NAMES = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "http+json": "HTTP+JSON"}
+_BINDING_NAMES = {
+    "jsonrpc": "JSONRPC", "rest": "HTTP+JSON", "http+json": "HTTP+JSON", "grpc": "GRPC"
+}  # fmt: skip
 PROTOCOLS = ("auto", "1.0", "0.3", "0.2", "legacy")
+#: The bindings a client uses, in the order it prefers them by default.
+BINDING_NAMES = ("jsonrpc", "rest", "grpc")
+
+
+def preferring(binding: str) -> tuple[str, ...]:
+    """Every binding, ``binding`` first and the others in the default order after it."""
+    return (binding, *(b for b in BINDING_NAMES if b != binding))
 
 
 def candidates(
     card: AgentCard,
     protocol: str = "auto",
-    bindings: tuple[str, ...] = ("jsonrpc", "rest"),
+    bindings: tuple[str, ...] = BINDING_NAMES,
     card_url: str | None = None,
 ) -> list[AgentInterface]:
     """The interfaces this client can use, best first: by the caller's binding preference,
@@ -399,7 +409,7 @@ def candidates(
     for name in bindings:
         binding = _BINDING_NAMES.get(name.lower())
         if binding is None:
-            raise ValueError(f"bindings are 'jsonrpc' and 'rest', not {name!r}")
+            raise ValueError(f"bindings are 'jsonrpc', 'rest' and 'grpc', not {name!r}")
         for iface in card.interfaces:
             if guesses:
                 iface = AgentInterface(iface.url, iface.binding, guesses[0], iface.tenant)

@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 from a2a_anyio._auth import Origin, origin_of
 from a2a_anyio._card import MAX_CARD_BYTES, card_urls
 from a2a_anyio._client import A2AClient, ClientArguments
-from a2a_anyio._dialects.card import parse_card
+from a2a_anyio._dialects.card import parse_card, preferring
 from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, A2AHTTPError
 from a2a_anyio._http import make_client
 from a2a_anyio._limits import loads, read_file
@@ -388,8 +388,8 @@ class Context:
         if a.debug:
             policy = opts.get("retry") or RetryPolicy()
             opts["retry"] = dataclasses.replace(policy, on_retry=self.debug.on_retry)
-        if a.binding:  # preferred first, the other as the fallback
-            opts["bindings"] = ("rest", "jsonrpc") if a.binding == "rest" else ("jsonrpc", "rest")
+        if a.binding:  # preferred first, the others as the fallbacks
+            opts["bindings"] = preferring(a.binding)
         self.debug.add_credentials(opts)
         return Target(name, ref or name, opts, card, entry)
 

@@ -157,8 +157,8 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     for flag, hidden in (("--binding", False), ("--transport", True)):
         g.add_argument(
             flag, dest="binding", type=_binding, metavar="BINDING", default=dflt(None),
-            help=argparse.SUPPRESS if hidden else "preferred binding, jsonrpc or rest; the "
-            "other is the fallback (alias --transport)",
+            help=argparse.SUPPRESS if hidden else "preferred binding, jsonrpc, rest or grpc; "
+            "the others are the fallbacks (alias --transport)",
         )  # fmt: skip
     g.add_argument(
         "-o", "--output", choices=("text", "json"), metavar="FORMAT", default=dflt("text"),
@@ -214,11 +214,14 @@ def _port(value: str) -> int:
 
 
 def _binding(value: str) -> str:
-    norm = {"jsonrpc": "jsonrpc", "json-rpc": "jsonrpc", "rest": "rest", "http+json": "rest"}
+    norm = {
+        "jsonrpc": "jsonrpc", "json-rpc": "jsonrpc", "rest": "rest", "http+json": "rest",
+        "grpc": "grpc",
+    }  # fmt: skip
     try:
         return norm[value.strip().lower()]
     except KeyError:
-        raise argparse.ArgumentTypeError(f"must be jsonrpc or rest, not {value!r}") from None
+        raise argparse.ArgumentTypeError(f"must be jsonrpc, rest or grpc, not {value!r}") from None
 
 
 # -- message parts, in the order given ------------------------------------------------------

@@ -1,6 +1,6 @@
 // A real A2A server built with the official JS SDK (@a2a-js/sdk), for a2a-anyio's interop tests.
 //
-//     node tests/interop/js/server.mjs [--mode strict|compat] [--port 0]
+//     node tests/interop/js/server.mjs [--mode strict|compat|grpc] [--port 0]
 //
 // Binds 127.0.0.1 (port 0 = a free port chosen by the OS), prints exactly one line
 // `READY http://127.0.0.1:<port>` on stdout once it accepts connections, and exits 0 on SIGTERM
@@ -20,6 +20,9 @@
 //           card repeats both interfaces at protocolVersion 0.3. JSON-RPC routes by method name
 //           (PascalCase -> v1.0, anything else -> v0.3); the card handler answers a request
 //           without `A2A-Version` (or with 0.3) with the hybrid v0.3 card.
+//   grpc    the SDK's gRPC services on @grpc/grpc-js (`grpcService`, v1.0, and
+//           `legacyGrpcService`, v0.3) on a port of their own; the HTTP server serves only the
+//           card, which lists GRPC 1.0 then GRPC 0.3, both at the bare `127.0.0.1:<grpc port>`.
 //
 // The agent is the scripted one of tests/interop/sdk_server.py, chosen by the text of the
 // first text part of the user's message:
@@ -39,6 +42,7 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 
+import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 import { AGENT_CARD_PATH, Role, TaskState } from '@a2a-js/sdk';
 import {
@@ -54,6 +58,8 @@ import {
   UserBuilder,
 } from '@a2a-js/sdk/server/express';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
+import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
 
 const HOST = '127.0.0.1';
 const JSONRPC_PATH = '/a2a/jsonrpc';
@@ -216,11 +222,19 @@ class ScriptedAgentExecutor {
   };
 }
 
-function buildCard(baseUrl, mode) {
-  const interfaces = [
+function buildCard(baseUrl, mode, grpcTarget) {
+  let interfaces = [
     { url: `${baseUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
     { url: `${baseUrl}${REST_PATH}`, protocolBinding: 'HTTP+JSON', tenant: '', protocolVersion: '1.0' },
   ];
+  if (grpcTarget) {
+    interfaces = ['1.0', '0.3'].map((protocolVersion) => ({
+      url: grpcTarget,
+      protocolBinding: 'GRPC',
+      tenant: '',
+      protocolVersion,
+    }));
+  }
   return {
     name: 'JS SDK Test Agent',
     description: 'Scripted A2A agent built with the official @a2a-js/sdk, used by interop tests.',
@@ -273,8 +287,8 @@ function buildExtendedCard(card) {
   return extended;
 }
 
-function mountA2A(app, baseUrl, mode) {
-  const card = buildCard(baseUrl, mode);
+function mountA2A(app, baseUrl, mode, grpcServer) {
+  const card = buildCard(baseUrl, mode, grpcServer && `${HOST}:${grpcServer.port}`);
   const extended = buildExtendedCard(card);
   const pushStore = new InMemoryPushNotificationStore();
   const noopSender = { send: async () => {} };
@@ -291,6 +305,11 @@ function mountA2A(app, baseUrl, mode) {
   const legacyCompat = { enabled: mode === 'compat' };
   const userBuilder = UserBuilder.noAuthentication;
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler, legacyCompat }));
+  if (grpcServer) {
+    grpcServer.server.addService(A2AService, grpcService({ requestHandler, userBuilder }));
+    grpcServer.server.addService(LegacyA2AService, legacyGrpcService({ requestHandler, userBuilder }));
+    return;
+  }
   app.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler, userBuilder, legacyCompat }));
   app.use(REST_PATH, restHandler({ requestHandler, userBuilder, legacyCompat }));
 }
@@ -302,10 +321,25 @@ function main() {
       port: { type: 'string', default: '0' },
     },
   });
-  if (!['strict', 'compat'].includes(values.mode)) {
-    console.error(`--mode must be strict or compat, not ${values.mode}`);
+  if (!['strict', 'compat', 'grpc'].includes(values.mode)) {
+    console.error(`--mode must be strict, compat or grpc, not ${values.mode}`);
     process.exit(2);
   }
+  if (values.mode === 'grpc') {
+    const server = new grpc.Server();
+    server.bindAsync(`${HOST}:0`, grpc.ServerCredentials.createInsecure(), (err, port) => {
+      if (err) {
+        console.error('gRPC server failed:', err);
+        process.exit(1);
+      }
+      serve(values, { server, port });
+    });
+    return;
+  }
+  serve(values, null);
+}
+
+function serve(values, grpcServer) {
   const app = express();
   const server = http.createServer(app);
   server.on('error', (err) => {
@@ -314,10 +348,11 @@ function main() {
   });
   server.listen(Number(values.port), HOST, () => {
     const baseUrl = `http://${HOST}:${server.address().port}`;
-    mountA2A(app, baseUrl, values.mode);
+    mountA2A(app, baseUrl, values.mode, grpcServer);
     process.stdout.write(`READY ${baseUrl}\n`);
   });
   const stop = () => {
+    grpcServer?.server.forceShutdown();
     server.close(() => process.exit(0));
     server.closeAllConnections(); // open SSE streams would otherwise hold close() forever
     setTimeout(() => process.exit(0), 3000).unref();
