@@ -16,7 +16,9 @@ Agent number ``first + k`` (the k-th port) serves, the request's JSON-RPC ``id``
 - ``SendMessage``: the recorded completed Task at once, unless the agent is slow (every
   ``--slow-every``-th agent: numbers ``n`` with ``n % slow_every == slow_every - 1``), which
   never answers: it holds the request until the client closes the connection;
-- ``SendStreamingMessage``: ``--events`` events of about ``--event-bytes`` bytes of SSE data
+- ``SendStreamingMessage``, with ``--answer-streams`` (a fan-out's agents): answered as
+  ``SendMessage`` is, the completed Task its one event, then the stream ends (a slow agent
+  holds it, never answering); without it: ``--events`` events of about ``--event-bytes`` bytes of SSE data
   each, each flushed, then nothing: the stream stays open, idle, until the client closes it.
   A Task snapshot, then (``--shape status``) WORKING status updates, each with a progress
   message of its own, or (``--shape chunks``) a status update and chunks appended to one
@@ -94,10 +96,17 @@ async def _until_closed(reader: asyncio.StreamReader) -> None:
 
 class Agents:
     def __init__(
-        self, first: int, slow_every: int, events: int, event_bytes: int, shape: str
+        self,
+        first: int,
+        slow_every: int,
+        events: int,
+        event_bytes: int,
+        shape: str,
+        answer_streams: bool = False,
     ) -> None:
         self.first = first
         self.slow_every = slow_every
+        self.answer_streams = answer_streams
         self.unary_head = b'{"jsonrpc":"2.0","id":'
         self.unary_tail = b',"result":' + c.compact(unary_v10()) + b"}"
         self.events = c.sse_templates(stream_results(events, event_bytes, shape))
@@ -123,12 +132,16 @@ class Agents:
                     body = await reader.readexactly(length) if length else b""
                     if method == b"GET":
                         writer.write(card_body)
-                    elif b"SendStreamingMessage" in body:
+                    elif b"SendStreamingMessage" in body and not self.answer_streams:
                         await self.stream(reader, writer, c.request_id(body))
                         return
                     elif slow:
                         await _until_closed(reader)
                         return
+                    elif b"SendStreamingMessage" in body:
+                        data = b"data: " + self.unary_head + c.request_id(body) + self.unary_tail
+                        data += b"\n\n"
+                        writer.write(_SSE_HEAD + b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
                     else:
                         content = self.unary_head + c.request_id(body) + self.unary_tail
                         writer.write(_response(b"application/json", content))
@@ -157,7 +170,7 @@ class Agents:
 
 async def main(a: argparse.Namespace) -> None:
     raise_open_files()
-    agents = Agents(a.first, a.slow_every, a.events, a.event_bytes, a.shape)
+    agents = Agents(a.first, a.slow_every, a.events, a.event_bytes, a.shape, a.answer_streams)
     servers = []
     for k in range(a.agents):
         sock = socket.socket()
@@ -182,6 +195,9 @@ if __name__ == "__main__":
     p.add_argument("--events", type=int, default=20, help="events of a stream, then idle")
     p.add_argument("--event-bytes", type=int, default=500, help="SSE data bytes of an event")
     p.add_argument("--shape", choices=("status", "chunks"), default="status", help="the events")
+    p.add_argument(
+        "--answer-streams", action="store_true", help="a stream answered as a send is, then ended"
+    )
     p.add_argument("--lifetime", type=float, default=1800.0, help="seconds, at most")
     args = p.parse_args()
     if args.events < 3:

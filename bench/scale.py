@@ -128,7 +128,7 @@ def run_fanout(
     runs = []
     for n in sizes:
         t = timeout if timeout is not None else fanout_timeout(n)
-        with agents(n, f"--slow-every={SLOW_EVERY}") as ports:
+        with agents(n, f"--slow-every={SLOW_EVERY}", "--answer-streams") as ports:
             for backend in backends:
                 for impl in IMPLS:
                     _log(f"fanout: {n} agents on {backend}, {impl}")
