@@ -12,21 +12,21 @@ HERE = Path(__file__).resolve().parent
 
 
 @contextmanager
-def served(script: str, *args: str) -> Iterator[str]:
+def served(script: str, *args: str, python: str | Path = sys.executable) -> Iterator[str]:
     """The base URL of ``script`` (a server of this folder that prints its port and stops
-    when its stdin closes), run with ``args``; stopped and reaped on exit."""
-    with started(script, *args) as port:
+    when its stdin closes), run with ``args`` by ``python``; stopped and reaped on exit."""
+    with started(script, *args, python=python) as port:
         if not port.isdigit():
             raise RuntimeError(f"{script} did not start: {port!r}")
         yield f"http://127.0.0.1:{port}"
 
 
 @contextmanager
-def started(script: str, *args: str) -> Iterator[str]:
+def started(script: str, *args: str, python: str | Path = sys.executable) -> Iterator[str]:
     """The first line ``script`` prints (a server of this folder that stops when its stdin
-    closes), run with ``args``; stopped and reaped on exit."""
+    closes), run with ``args`` by ``python``; stopped and reaped on exit."""
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / script), *args],
+        [str(python), str(HERE / script), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -1,22 +1,33 @@
-"""One gRPC contender in a process of its own, for ``grpc_spike.py``; prints one JSON line.
+"""One contender of ``grpc_loopback.py`` in a process of its own; prints one JSON line.
 
-    python bench/grpc_child.py CONTENDER BACKEND PORT bench CALLS EVENTS
-    python bench/grpc_child.py CONTENDER BACKEND PORT cancel
+    python bench/grpc_child.py CONTENDER BACKEND URL bench CALLS EVENTS
+    python bench/grpc_child.py CONTENDER BACKEND URL cancel
 
-Contenders: ``h2`` (``grpc_h2.py``, route (b), asyncio or trio; the project's environment,
-the messages of ``a2a_anyio._bindings.grpc_pb``), and in ``bench/.venv-grpc`` (asyncio
-only): ``grpcio`` (the raw stub of a2a-sdk's ``a2a_pb2_grpc``) and ``a2a-sdk`` (its
-``Client`` from ``ClientFactory``, the gRPC binding).
+URL is ``grpc_server.py``'s HTTP base (its card lists its JSON-RPC and gRPC interfaces).
+Contenders, each built as a user builds it, on its defaults:
 
-``bench``: CALLS unary ``SendMessage`` calls one after the other (each request built and
-its answer parsed), then one ``SendStreamingMessage`` of EVENTS artifact chunks, each event
-parsed; CPU is the process's ``time.process_time()`` (every thread: grpcio's too).
-``cancel``: a slow stream cancelled by the caller's scope after 3 events, then one cut by
-a 0.3 s deadline; says when each scope ended, for the server's log to be compared with.
+- ``a2a-anyio`` (asyncio or trio; the project's environment): ``A2AClient(url,
+  bindings=("grpc",))``, the card discovered before the clock starts; ``send_message`` and
+  ``stream_message`` (every event typed and folded into the task);
+- ``a2a-anyio-jsonrpc``: the same with ``bindings=("jsonrpc",)``, over the server's
+  JSON-RPC interface;
+- in ``bench/.venv-grpc`` (asyncio only): ``grpcio``, the raw stub of a2a-sdk's
+  ``a2a_pb2_grpc`` on ``grpc.aio.insecure_channel`` (the target read from the card), the
+  answers left as protobuf messages; ``a2a-sdk``, its ``Client`` from
+  ``ClientFactory.create_from_url`` with the GRPC binding.
+
+``bench``: a warm-up (20 sends and a 50-event stream), then CALLS unary sends of ``ping``
+(answered with a Message) one after the other, then one stream of EVENTS artifact chunks
+(EVENTS + 3 events: the task, working, the chunks, completed), each after a
+``gc.collect()``; CPU is the process's ``time.process_time()`` (every thread: grpcio's too).
+``cancel``: a ``slow`` stream left by cancelling the caller's scope after 3 events, then
+one cut by a 0.3 s deadline; says when each scope ended, for the server's log to be
+compared with. At module level this file imports what both environments have.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import statistics
 import sys
@@ -28,11 +39,37 @@ from typing import Any
 
 import anyio
 
-V1 = "/lf.a2a.v1.A2AService/"
 METADATA = (("a2a-version", "1.0"),)
+WARM_CALLS, WARM_EVENTS = 20, 50
 
 Send = Callable[[], Awaitable[None]]
 Stream = Callable[[str], AbstractAsyncContextManager[AsyncIterator[Any]]]
+
+
+async def _anyio(stack: AsyncExitStack, url: str, binding: str) -> tuple[Send, Stream]:
+    from a2a_anyio import A2AClient, Message
+
+    client = await stack.enter_async_context(A2AClient(url, bindings=(binding,)))
+    await client.get_card()
+
+    async def send() -> None:
+        answer = await client.send_message("ping")
+        assert isinstance(answer, Message) and answer.text == "pong", answer
+
+    @asynccontextmanager
+    async def stream(text: str) -> AsyncIterator[AsyncIterator[Any]]:
+        async with client.stream_message(text) as events:
+            yield events.__aiter__()
+
+    return send, stream
+
+
+async def _grpc(stack: AsyncExitStack, url: str) -> tuple[Send, Stream]:
+    return await _anyio(stack, url, "grpc")
+
+
+async def _jsonrpc(stack: AsyncExitStack, url: str) -> tuple[Send, Stream]:
+    return await _anyio(stack, url, "jsonrpc")
 
 
 def _request(pb: Any, text: str) -> Any:
@@ -43,40 +80,16 @@ def _request(pb: Any, text: str) -> Any:
     )
 
 
-async def _h2(stack: AsyncExitStack, port: int) -> tuple[Send, Stream]:
-    from grpc_h2 import Channel
-
-    from a2a_anyio._bindings.grpc_pb import a2a_v1_pb2 as pb
-
-    channel = await stack.enter_async_context(Channel("127.0.0.1", port))
-
-    async def send() -> None:
-        body = _request(pb, "ping").SerializeToString()
-        answer = pb.SendMessageResponse.FromString(
-            await channel.unary(V1 + "SendMessage", body, METADATA)
-        )
-        assert answer.message.parts[0].text == "pong"
-
-    @asynccontextmanager
-    async def stream(text: str) -> AsyncIterator[AsyncIterator[Any]]:
-        body = _request(pb, text).SerializeToString()
-        async with channel.stream(V1 + "SendStreamingMessage", body, METADATA) as messages:
-
-            async def events() -> AsyncIterator[Any]:
-                async for message in messages:
-                    yield pb.StreamResponse.FromString(message)
-
-            yield events()
-
-    return send, stream
-
-
-async def _grpcio(stack: AsyncExitStack, port: int) -> tuple[Send, Stream]:
+async def _grpcio(stack: AsyncExitStack, url: str) -> tuple[Send, Stream]:
     import grpc.aio
+    import httpx
     from a2a.types import a2a_pb2 as pb
     from a2a.types import a2a_pb2_grpc
 
-    channel = await stack.enter_async_context(grpc.aio.insecure_channel(f"127.0.0.1:{port}"))
+    async with httpx.AsyncClient() as http:
+        card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+    (target,) = (i["url"] for i in card["supportedInterfaces"] if i["protocolBinding"] == "GRPC")
+    channel = await stack.enter_async_context(grpc.aio.insecure_channel(target))
     stub = a2a_pb2_grpc.A2AServiceStub(channel)
 
     async def send() -> None:
@@ -94,35 +107,22 @@ async def _grpcio(stack: AsyncExitStack, port: int) -> tuple[Send, Stream]:
     return send, stream
 
 
-async def _sdk(stack: AsyncExitStack, port: int) -> tuple[Send, Stream]:
+async def _sdk(stack: AsyncExitStack, url: str) -> tuple[Send, Stream]:
     import grpc.aio
     from a2a.client import ClientConfig, ClientFactory
     from a2a.types import a2a_pb2 as pb
 
-    target = f"127.0.0.1:{port}"
-    card = pb.AgentCard(
-        name="bench",
-        description="bench agent",
-        version="1.0.0",
-        supported_interfaces=[
-            pb.AgentInterface(protocol_binding="GRPC", url=target, protocol_version="1.0")
-        ],
-        capabilities=pb.AgentCapabilities(streaming=True),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-    )
-
-    def make(streaming: bool) -> Any:
+    async def make(streaming: bool) -> Any:
         config = ClientConfig(
             streaming=streaming,
             grpc_channel_factory=grpc.aio.insecure_channel,
             supported_protocol_bindings=["GRPC"],
         )
-        return ClientFactory(config).create(card)
+        client = await ClientFactory(config).create_from_url(url)
+        stack.push_async_callback(client.close)
+        return client
 
-    unary, streaming = make(False), make(True)
-    stack.push_async_callback(unary.close)
-    stack.push_async_callback(streaming.close)
+    unary, streaming = await make(False), await make(True)
 
     async def send() -> None:
         last: Any = None
@@ -141,39 +141,58 @@ async def _sdk(stack: AsyncExitStack, port: int) -> tuple[Send, Stream]:
     return send, stream
 
 
-CONTENDERS = {"h2": _h2, "grpcio": _grpcio, "a2a-sdk": _sdk}
+CONTENDERS = {"a2a-anyio": _grpc, "a2a-anyio-jsonrpc": _jsonrpc, "grpcio": _grpcio, "a2a-sdk": _sdk}
 
 
-async def bench(contender: str, port: int, calls: int, events: int) -> dict[str, Any]:
+def _check_binding(contender: str) -> None:
+    """The a2a-anyio rows went over the binding they name (``_grpc`` loads at the first
+    gRPC call only)."""
+    if contender.startswith("a2a-anyio"):
+        over_grpc = "a2a_anyio._grpc" in sys.modules
+        assert over_grpc == (contender == "a2a-anyio"), (contender, over_grpc)
+
+
+async def _read(stream: Stream, text: str) -> int:
+    n = 0
+    async with stream(text) as events:
+        async for _ in events:
+            n += 1
+    return n
+
+
+async def bench(contender: str, url: str, calls: int, events: int) -> dict[str, Any]:
     async with AsyncExitStack() as stack:
-        send, stream = await CONTENDERS[contender](stack, port)
-        for _ in range(20):  # warm-up: connection, caches
+        send, stream = await CONTENDERS[contender](stack, url)
+        for _ in range(WARM_CALLS):
             await send()
+        warm = await _read(stream, f"stream {WARM_EVENTS}")
+        assert warm == WARM_EVENTS + 3, warm
         latencies = []
+        gc.collect()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         for _ in range(calls):
             t = time.perf_counter()
             await send()
             latencies.append(time.perf_counter() - t)
         cpu1, wall1 = time.process_time(), time.perf_counter()
-        n = 0
-        async with stream(f"stream {events}") as messages:
-            async for _ in messages:
-                n += 1
+        gc.collect()
         cpu2, wall2 = time.process_time(), time.perf_counter()
+        n = await _read(stream, f"stream {events}")
+        cpu3, wall3 = time.process_time(), time.perf_counter()
     assert n == events + 3, n  # the task, working, the chunks, completed
+    _check_binding(contender)
     return {
         "unary_cpu_us": (cpu1 - cpu0) / calls * 1e6,
         "unary_wall_us": (wall1 - wall0) / calls * 1e6,
         "unary_p50_us": statistics.median(latencies) * 1e6,
-        "stream_cpu_us": (cpu2 - cpu1) / n * 1e6,
-        "stream_events_s": n / (wall2 - wall1),
+        "stream_cpu_us": (cpu3 - cpu2) / n * 1e6,
+        "stream_events_s": n / (wall3 - wall2),
     }
 
 
-async def cancel(contender: str, port: int) -> dict[str, Any]:
+async def cancel(contender: str, url: str) -> dict[str, Any]:
     async with AsyncExitStack() as stack:
-        _, stream = await CONTENDERS[contender](stack, port)
+        _, stream = await CONTENDERS[contender](stack, url)
         seen = 0
         with anyio.CancelScope() as scope:
             async with stream("slow") as messages:
@@ -186,11 +205,10 @@ async def cancel(contender: str, port: int) -> dict[str, Any]:
         await anyio.sleep(0.5)  # the server's log line, before this process goes
         started = time.monotonic()
         with anyio.move_on_after(0.3) as deadline:
-            async with stream("slow") as messages:
-                async for _ in messages:
-                    pass
+            await _read(stream, "slow")
         expired_at = time.monotonic()
         await anyio.sleep(0.5)
+    _check_binding(contender)
     return {
         "cancelled_at": cancelled_at,
         "left_at": left_at,
@@ -201,11 +219,11 @@ async def cancel(contender: str, port: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    contender, backend, port, mode, *rest = sys.argv[1:]
+    contender, backend, url, mode, *rest = sys.argv[1:]
     if mode == "bench":
-        result = anyio.run(bench, contender, int(port), int(rest[0]), int(rest[1]), backend=backend)
+        result = anyio.run(bench, contender, url, int(rest[0]), int(rest[1]), backend=backend)
     else:
-        result = anyio.run(cancel, contender, int(port), backend=backend)
+        result = anyio.run(cancel, contender, url, backend=backend)
     print(json.dumps(result))
 
 

@@ -1,37 +1,45 @@
-"""An a2a-sdk 1.x gRPC server (grpcio) with a trivial agent, for ``grpc_spike.py``.
+"""An a2a-sdk 1.x server with a trivial agent, over gRPC (grpcio) and JSON-RPC, for
+``grpc_loopback.py``.
 
-Runs in the bench's own environment (``bench/.venv-grpc``: ``a2a-sdk[grpc]``), not the
-project's::
+Runs in the bench's gRPC environment (``bench/.venv-grpc``: a2a-sdk with grpcio, uvicorn),
+not the project's::
 
     python bench/grpc_server.py --log PATH
 
-It binds ``127.0.0.1`` on a free port, prints ``READY <port>`` once it serves, and stops on
-SIGTERM. The agent answers by the text of the message's first part:
+It binds two free ports of ``127.0.0.1``: the SDK's gRPC server (``lf.a2a.v1.A2AService``)
+and an HTTP one (uvicorn) serving the agent card at ``/.well-known/agent-card.json`` and
+the SDK's JSON-RPC routes at ``/a2a/jsonrpc``, one request handler behind both. The card
+lists JSONRPC 1.0 then GRPC 1.0 (the bare ``127.0.0.1:<gRPC port>``). It prints the HTTP
+port once both serve, and stops when its stdin closes. The agent answers by the text of
+the message's first part:
 
 * ``ping``: a Message ``pong`` (no task): the unary rows.
 * ``stream N``: a task, working, N artifact chunks, completed, as fast as it can.
 * ``slow``: a task, working, then one artifact chunk every 50 ms for up to 30 s.
 
-Each ``SendStreamingMessage`` call appends one line to ``--log`` when its handler ends:
-``<time.monotonic()> <events sent>``, so the bench sees when a client's reset reached the
-server, long before a ``slow`` stream's end (both processes read the same system-wide
-monotonic clock). The handler ends quietly then (a2a-sdk's stream just stops), so the
-time and the count tell it, not an exception.
+Each gRPC ``SendStreamingMessage`` call appends one line to ``--log`` when its handler
+ends: ``<time.monotonic()> <events sent>``, so the bench sees when a client's reset reached
+the server, long before a ``slow`` stream's end (both processes read the same system-wide
+monotonic clock). The handler ends quietly then (a2a-sdk's stream just stops), so the time
+and the count tell it, not an exception.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
+import socket
+import sys
 import time
 import uuid
 from typing import Any
 
 import grpc.aio
+import uvicorn
 from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.request_handlers import DefaultRequestHandler, GrpcHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
@@ -43,7 +51,10 @@ from a2a.types import (
     Role,
     a2a_pb2_grpc,
 )
+from starlette.applications import Starlette
 
+HOST = "127.0.0.1"
+JSONRPC_PATH = "/a2a/jsonrpc"
 SLOW_INTERVAL = 0.05
 SLOW_LIMIT = 30.0
 
@@ -111,33 +122,60 @@ class ObservedHandler(GrpcHandler):  # type: ignore[misc]
             self._ended(sent)
 
 
-async def serve(log: str) -> None:
-    card = AgentCard(
+def card(http_port: int, grpc_port: int) -> Any:
+    return AgentCard(
         name="gRPC bench agent",
         description="Answers the bench's messages.",
         version="1.0.0",
         supported_interfaces=[
-            AgentInterface(url="127.0.0.1:0", protocol_binding="GRPC", protocol_version="1.0")
+            AgentInterface(
+                url=f"http://{HOST}:{http_port}{JSONRPC_PATH}",
+                protocol_binding="JSONRPC",
+                protocol_version="1.0",
+            ),
+            AgentInterface(
+                url=f"{HOST}:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
+            ),
         ],
         capabilities=AgentCapabilities(streaming=True),
         skills=[AgentSkill(id="bench", name="bench", description="Answers.", tags=["bench"])],
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
     )
+
+
+async def serve(log: str) -> None:
+    rpc = grpc.aio.server()
+    grpc_port = rpc.add_insecure_port(f"{HOST}:0")
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it uvicorn's body waits behind its headers for the client's delayed ACK (40 ms).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind((HOST, 0))
+    http_port = sock.getsockname()[1]
+    agent_card = card(http_port, grpc_port)
     handler = DefaultRequestHandler(
-        agent_executor=BenchAgent(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=BenchAgent(), task_store=InMemoryTaskStore(), agent_card=agent_card
     )
-    server = grpc.aio.server()
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(ObservedHandler(handler, log), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    print(f"READY {port}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    await server.stop(grace=0.5)
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(ObservedHandler(handler, log), rpc)
+    app = Starlette(
+        routes=[
+            *create_agent_card_routes(agent_card),
+            *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH),
+        ]
+    )
+    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    await rpc.start()
+    serving = asyncio.create_task(web.serve(sockets=[sock]))
+    while not web.started:
+        if serving.done():
+            await serving
+            raise SystemExit("the HTTP server did not start")
+        await asyncio.sleep(0.01)
+    print(http_port, flush=True)
+    await asyncio.to_thread(sys.stdin.read)  # until the bench closes our stdin
+    web.should_exit = True
+    await serving
+    await rpc.stop(grace=0.5)
     await handler.aclose()
 
 

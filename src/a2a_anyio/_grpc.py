@@ -142,8 +142,10 @@ class _Connection:
         )
         self._h2 = h2.connection.H2Connection(config)
         self._streams: dict[int, _Stream] = {}
-        self._read_lock = anyio.Lock()
-        self._write_lock = anyio.Lock()
+        # Taken without a pass of the event loop when free: a message already read, and a
+        # flush with nothing to send, cost no scheduling (cancellation is still checked).
+        self._read_lock = anyio.Lock(fast_acquire=True)
+        self._write_lock = anyio.Lock(fast_acquire=True)
         self._slot = anyio.Event()
         #: Calls started and not finished (what MAX_CONCURRENT_STREAMS bounds).
         self.active = 0

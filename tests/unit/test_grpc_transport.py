@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from anyio.streams.tls import TLSListener
 
@@ -23,7 +24,7 @@ from a2a_anyio._dialects.ops import Op
 from a2a_anyio._grpc import GrpcTransport, grpc_timeout
 from a2a_anyio._http import HttpTransport
 
-from ._grpc_server import Call, GrpcServer
+from ._grpc_server import Call, GrpcServer, framed
 from ._support import on_mock_clock
 
 pytestmark = pytest.mark.anyio
@@ -184,6 +185,34 @@ async def test_a_stream_gives_each_message_then_its_end() -> None:
         await conn.aclose()
     assert got == [b"m0", b"m1", b"m2", None]
     assert server.calls[0].reset is None  # ended: nothing to reset
+
+
+async def test_messages_already_read_are_taken_without_a_pass_of_the_loop() -> None:
+    async def burst(call: Call) -> None:
+        await call.head()
+        await call.raw(b"".join(framed(b"m%d" % n) for n in range(200)))
+        await call.end()
+
+    passes = 0
+
+    async def count_passes() -> None:
+        nonlocal passes
+        while True:
+            await anyio.lowlevel.checkpoint()
+            passes += 1
+
+    server = GrpcServer(burst)
+    async with server.serve() as url, transport() as grpc:
+        conn = grpc.stream(request(url, STREAM), own(url), idle_timeout=5, open_timeout=5)
+        await conn.open()
+        assert await conn.next_event() == b"m0"  # the 200 came in one DATA frame
+        async with anyio.create_task_group() as group:
+            group.start_soon(count_passes)
+            got = [await conn.next_event() for _ in range(200)]
+            group.cancel_scope.cancel()
+        await conn.aclose()
+    assert got == [b"m%d" % n for n in range(1, 200)] + [None]
+    assert passes < 20  # the trailers' reads, not one pass per message (the server's flush)
 
 
 async def test_a_stream_ended_with_an_error_status_gives_it_last() -> None:
