@@ -148,7 +148,7 @@ def _check_binding(contender: str) -> None:
     """The a2a-anyio rows went over the binding they name (``_grpc`` loads at the first
     gRPC call only)."""
     if contender.startswith("a2a-anyio"):
-        over_grpc = "a2a_anyio._grpc" in sys.modules
+        over_grpc = "a2a_anyio._grpc_transport" in sys.modules
         assert over_grpc == (contender == "a2a-anyio"), (contender, over_grpc)
 
 

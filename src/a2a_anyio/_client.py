@@ -105,7 +105,7 @@ from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
     from a2a_anyio._conversation import Conversation
-    from a2a_anyio._grpc import GrpcTransport
+    from a2a_anyio._grpc_transport import GrpcTransport
     from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
     from a2a_anyio._tool import AgentTool, AgentToolProgress
@@ -549,7 +549,7 @@ class A2AClient:
         call with the client's TLS options and limits."""
         assert transport == "grpc", transport
         if self._grpc is None:
-            from a2a_anyio._grpc import GrpcTransport
+            from a2a_anyio._grpc_transport import GrpcTransport
 
             self._grpc = GrpcTransport(self._http, **self._grpc_options)
         return self._grpc

@@ -19,7 +19,7 @@ from a2a_anyio import (
     A2AHTTPError,
     A2AProtocolError,
 )
-from a2a_anyio._grpc import GrpcTransport
+from a2a_anyio._grpc_transport import GrpcTransport
 
 from ..unit._grpc_server import Call, GrpcServer, framed
 from ..unit._support import on_mock_clock

@@ -21,7 +21,7 @@ from a2a_anyio import A2AConnectionError, A2ATimeoutError
 from a2a_anyio._auth import Credentials, MutualTLS, credentials
 from a2a_anyio._bindings.base import StreamStatus, WireRequest
 from a2a_anyio._dialects.ops import Op
-from a2a_anyio._grpc import GrpcTransport, grpc_timeout
+from a2a_anyio._grpc_transport import GrpcTransport, grpc_timeout
 from a2a_anyio._http import HttpTransport
 
 from ._grpc_server import Call, GrpcServer, framed
