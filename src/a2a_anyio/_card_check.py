@@ -269,7 +269,8 @@ class _Checker:
         version = self.member(iface, "protocolVersion", at, str, required=True)
         if version is not None and not _VERSION.fullmatch(version):
             self.add(_at(at, "protocolVersion"), f"not a version: {_shown(version)}", "version")
-        self.member(iface, "tenant", at, str)
+        if iface.get("tenant") != "":  # what ProtoJSON writers (the JS SDK's) say for none
+            self.member(iface, "tenant", at, str)
         self.url(iface, "url", at, required=True, interface=True, binding=binding)
 
     def binding(self, name: str, at: str) -> None:
