@@ -40,7 +40,7 @@ _REFUSED = re.compile(r'[<>:"|?*]')
 #: Windows' device names. Windows reads a name as the device whatever its case and extension,
 #: with spaces before the extension (``nul .txt``), and with a superscript digit (``COM¹``).
 _DEVICES = frozenset(
-    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$"}
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
     | {f"{port}{digit}" for port in ("COM", "LPT") for digit in "0123456789¹²³"}
 )
 #: Controls, formatting (the bidirectional overrides among them) and lone surrogates.
