@@ -47,7 +47,8 @@ class CardProblem:
     for the card itself); ``message`` what; ``kind`` which sort of problem it is:
     ``missing`` (a required member), ``type`` (a member of the wrong JSON type), ``value``
     (a value the protocol does not allow), ``version``, ``binding``, ``url`` (not a usable
-    URL), ``local-url`` (an interface on a local address in a card served from elsewhere),
+    URL), ``local-url`` (an interface on a local address in a card served from elsewhere;
+    as a warning, one on an address no other host can reach),
     ``security`` (a requirement naming no declared scheme, a scheme of no known kind),
     ``duplicate`` (a skill id used twice), ``size`` (larger than the client reads) or
     ``empty`` (an optional string that is empty).
@@ -108,7 +109,9 @@ def check_card(
         message = f"the card is {size} bytes: the client reads no card larger than {MAX_CARD_BYTES}"
         problems.append(CardProblem("", message, "size"))
     if not isinstance(raw, Mapping):
-        what = _JSON_TYPES.get(type(raw), "a number")
+        what = _JSON_TYPES.get(type(raw)) or (
+            "a number" if isinstance(raw, (int, float)) else f"a {type(raw).__name__}"
+        )
         return [*problems, CardProblem("", f"the card is {what}, not a JSON object", "type")]
     checker = _Checker(card_version(raw, card_url), card_url)
     checker.problems = problems

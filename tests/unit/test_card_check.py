@@ -143,6 +143,7 @@ def test_members_of_the_wrong_type() -> None:
 )  # fmt: skip
 def test_json_that_is_no_object_is_one_problem(value: object, what: str) -> None:
     assert check_card(value) == [CardProblem("", f"the card is {what}, not a JSON object", "type")]
+    assert check_card(("a",))[0].message == "the card is a tuple, not a JSON object"
 
 
 def test_a_card_larger_than_the_client_reads_is_a_problem() -> None:
