@@ -14,14 +14,16 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from a2a_anyio._card import MAX_CARD_BYTES
 from a2a_anyio._dialects.card import BINDINGS, SCHEME_WRAPPERS, major_minor, versionless
 from a2a_anyio._http import url_problem
 from a2a_anyio._model import AgentCard
 
 _TYPES: dict[type, str] = {str: "a string", dict: "an object", list: "an array", bool: "a boolean"}
+_JSON_TYPES = {**_TYPES, type(None): "null"}
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_+-]*")
 _VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 #: The versions a card without ``supportedInterfaces`` may state (0.1: the tasks/send days).
@@ -45,17 +47,26 @@ class CardProblem:
     for the card itself); ``message`` what; ``kind`` which sort of problem it is:
     ``missing`` (a required member), ``type`` (a member of the wrong JSON type), ``value``
     (a value the protocol does not allow), ``version``, ``binding``, ``url`` (not a usable
-    URL), ``local-url`` (an interface on a local address in a card served from elsewhere),
-    ``security`` (a requirement naming no declared scheme, a scheme of no known kind) or
-    ``duplicate`` (a skill id used twice). ``str(problem)`` is ``path: message``.
+    URL), ``local-url`` (an interface on a local address in a card served from elsewhere;
+    as a warning, one on an address no other host can reach),
+    ``security`` (a requirement naming no declared scheme, a scheme of no known kind),
+    ``duplicate`` (a skill id used twice), ``size`` (larger than the client reads) or
+    ``empty`` (an optional string that is empty).
+
+    ``severity`` is ``"error"`` (the card is wrong) or ``"warning"`` (it is valid, but what
+    it says likely is not meant: an empty optional string, which the client reads as absent;
+    an interface on ``0.0.0.0`` or ``::``, which no other host can reach). ``str(problem)`` is
+    ``path: message``, with ``warning:`` before the message of a warning.
     """
 
     path: str
     message: str
     kind: str
+    severity: Literal["error", "warning"] = "error"
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        message = f"warning: {self.message}" if self.severity == "warning" else self.message
+        return f"{self.path}: {message}" if self.path else message
 
 
 def card_version(card: Mapping[str, Any], card_url: str | None = None) -> str:
@@ -72,24 +83,38 @@ def card_version(card: Mapping[str, Any], card_url: str | None = None) -> str:
 
 
 def check_card(
-    card: Mapping[str, Any] | AgentCard, *, card_url: str | None = None
+    card: Mapping[str, Any] | AgentCard | object,
+    *,
+    card_url: str | None = None,
+    size: int | None = None,
 ) -> list[CardProblem]:
-    """What ``card`` gets wrong for the A2A version it claims (``card_version``), in the
-    card's order; an empty list when nothing.
+    """What ``card`` gets wrong for the A2A version it claims (``card_version``), errors and
+    warnings (``CardProblem.severity``), in the card's order; an empty list when nothing.
 
-    ``card`` is the card's JSON (or an ``AgentCard``, whose ``raw`` JSON is checked). Members
-    the version does not know are not problems: cards may carry more (a v1.0 card may also
-    hold the v0.3 view of itself). ``card_url`` is where the card was fetched: when its host
-    is not a local one, an interface URL on ``localhost``, ``127.x``, ``::1`` or ``0.0.0.0``
-    is a problem (an agent that advertises the address it listens on).
+    ``card`` is the card's JSON (or an ``AgentCard``, whose ``raw`` JSON is checked); JSON
+    that is no object is a problem. Members the version does not know are not problems: cards
+    may carry more (a v1.0 card may also hold the v0.3 view of itself). ``card_url`` is where
+    the card was fetched: when its host is not a local one, an interface URL on
+    ``localhost``, ``127.x``, ``::1``, ``0.0.0.0`` or ``::`` is a problem (an agent that
+    advertises the address it listens on); else one on ``0.0.0.0`` or ``::`` is a warning.
+    ``size`` is the card's length in bytes as it was served, when known: a card larger than
+    the client reads is a problem.
 
     Raises:
         ValueError: ``card_url`` cannot be read as a URL.
     """
     raw: Any = card.raw if isinstance(card, AgentCard) else card
+    problems = []
+    if size is not None and size > MAX_CARD_BYTES:
+        message = f"the card is {size} bytes: the client reads no card larger than {MAX_CARD_BYTES}"
+        problems.append(CardProblem("", message, "size"))
     if not isinstance(raw, Mapping):
-        return [CardProblem("", "the card is not a JSON object", "type")]
+        what = _JSON_TYPES.get(type(raw)) or (
+            "a number" if isinstance(raw, (int, float)) else f"a {type(raw).__name__}"
+        )
+        return [*problems, CardProblem("", f"the card is {what}, not a JSON object", "type")]
     checker = _Checker(card_version(raw, card_url), card_url)
+    checker.problems = problems
     checker.card(dict(raw))
     return checker.problems
 
@@ -107,17 +132,31 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
+def _address(host: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP address ``host`` is, an IPv4-mapped IPv6 one as its IPv4 address; else None."""
+    try:
+        address = ipaddress.ip_address(host or "")
+    except ValueError:
+        return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped or address
+
+
 def _is_local(host: str | None) -> bool:
     if not host:
         return False
     host = host.lower().rstrip(".")
     if host == "localhost" or host.endswith(".localhost"):
         return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_unspecified
+    address = _address(host)
+    return address is not None and (address.is_loopback or address.is_unspecified)
+
+
+def _is_unspecified(host: str | None) -> bool:
+    """``0.0.0.0`` or ``::``: where a server listens on every interface, never an address
+    another host can reach it at."""
+    address = _address(host)
+    return address is not None and address.is_unspecified
 
 
 class _Checker:
@@ -136,16 +175,23 @@ class _Checker:
     def add(self, path: str, message: str, kind: str) -> None:
         self.problems.append(CardProblem(path, message, kind))
 
+    def warn(self, path: str, message: str, kind: str) -> None:
+        self.problems.append(CardProblem(path, message, kind, "warning"))
+
     def member(
         self, obj: dict[str, Any], key: str, path: str, kind: type, required: bool = False
     ) -> Any:
         """``obj[key]`` when it is of ``kind``; else None, and a problem when it is there
-        (or missing, but ``required``; an empty string counts as missing)."""
+        (or missing, but ``required``; an empty string counts as missing). An optional
+        string that is empty is read as absent (as the client reads it), with a warning."""
         at = _at(path, key)
         value = obj.get(key)
-        if value is None or (required and value == ""):
+        empty = kind is str and value == ""
+        if value is None or empty:
             if required:
                 self.add(at, f"missing: {self.label} requires it", "missing")
+            elif empty:
+                self.warn(at, "is empty: the client reads it as absent (leave it out)", "empty")
             return None
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             self.add(
@@ -201,7 +247,8 @@ class _Checker:
 
     def pre_v1_endpoints(self, card: dict[str, Any]) -> None:
         if self.version == "0.3" or "protocolVersion" in card:
-            version = self.member(card, "protocolVersion", "", str, required=True)
+            required = self.version == "0.3"  # v0.2 cards may lack one
+            version = self.member(card, "protocolVersion", "", str, required=required)
             if version is not None and not _VERSION.fullmatch(version):
                 self.add("protocolVersion", f"not a version: {_shown(version)}", "version")
             elif version is not None and major_minor(version) not in _PRE_V1:
@@ -225,7 +272,8 @@ class _Checker:
         version = self.member(iface, "protocolVersion", at, str, required=True)
         if version is not None and not _VERSION.fullmatch(version):
             self.add(_at(at, "protocolVersion"), f"not a version: {_shown(version)}", "version")
-        self.member(iface, "tenant", at, str)
+        if iface.get("tenant") != "":  # what ProtoJSON writers (the JS SDK's) say for none
+            self.member(iface, "tenant", at, str)
         self.url(iface, "url", at, required=True, interface=True, binding=binding)
 
     def binding(self, name: str, at: str) -> None:
@@ -265,6 +313,9 @@ class _Checker:
                 f"{_shown(url)} points at a local address, but the card came from {self.remote_host}",
                 "local-url",
             )
+        elif interface and _is_unspecified(host):
+            where = "an address to listen on, not to connect to"
+            self.warn(at, f"{_shown(url)}: no other host can reach {host} ({where})", "local-url")
 
     def capabilities(self, caps: dict[str, Any]) -> None:
         flags = ["streaming", "pushNotifications"]

@@ -8,20 +8,28 @@ went where.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
+from functools import partial
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
+import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from a2a_anyio import FilePart
-from a2a_anyio.cli._files import MAX_NAME_BYTES, safe_name
+from a2a_anyio import A2AClient, Artifact, FilePart, Part, Task, TaskState, TaskStatus
+from a2a_anyio.cli._files import MAX_NAME_BYTES, _write, is_device_name, safe_name, save_files
 from a2a_anyio.testing import FakeAgent, SkillContext, artifact, reply
 from a2a_anyio.testing._skills import Emit
 
-from .conftest import FileServer, Run, run
+from .conftest import FileServer, Run, clean_env, run
 
 pytestmark = pytest.mark.anyio
 
@@ -135,6 +143,11 @@ async def test_hostile_names_stay_inside_the_directory_and_overwrite_nothing(
         "NUL.txt",
         "report.txt",  # exists
         "link.txt",  # a symlink out of the directory
+        "CON",
+        "NUL .txt",
+        "CONIN$",
+        "COM\u00b9.log",
+        "aux. . ",
     ]
     agent = files_agent(
         [
@@ -175,6 +188,11 @@ async def test_hostile_names_stay_inside_the_directory_and_overwrite_nothing(
         "_NUL.txt": b"NUL.txt",
         "report-1.txt": b"report.txt",
         "link-1.txt": b"link.txt",
+        "_CON": b"CON",
+        "_NUL .txt": b"NUL .txt",
+        "_CONIN$": b"CONIN$",
+        "_COM\u00b9.log": "COM\u00b9.log".encode(),
+        "_aux": b"aux. . ",
     }
     assert all(not (out / name).is_symlink() for name in found)
 
@@ -285,6 +303,14 @@ def test_a_directory_that_cannot_be_made_is_a_usage_error(tmp_path: Path) -> Non
         ('a<b>c:d|e?f*g".txt', "a_b_c_d_e_f_g_.txt"),
         ("com1.tar.gz", "_com1.tar.gz"),
         ("lpt9", "_lpt9"),
+        ("NUL .txt", "_NUL .txt"),
+        ("conin$", "_conin$"),
+        ("COM\u00b9.log", "_COM\u00b9.log"),
+        ("lpt\u00b3  .a.b", "_lpt\u00b3  .a.b"),
+        ("Con. . .", "_Con"),
+        ("CONSOLE.txt", "CONSOLE.txt"),
+        ("x" * 199 + " .", "x" * 199),
+        ("a" * 199 + " " + "b" * 10, "a" * 199),  # cut after a space: dropped
         ("\u202eevil\u200b.txt\x00", "evil.txt"),
         ("x" * 300 + ".pdf", "x" * (MAX_NAME_BYTES - 4) + ".pdf"),
         ("é" * 300, "é" * (MAX_NAME_BYTES // 2)),  # cut on a character, not in one
@@ -292,3 +318,125 @@ def test_a_directory_that_cannot_be_made_is_a_usage_error(tmp_path: Path) -> Non
 )
 def test_safe_name_keeps_a_plain_name(given: str, kept: str) -> None:
     assert safe_name(given) == kept
+
+
+DEVICES = ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
+DEVICES += [f"{port}{n}" for port in ("COM", "LPT") for n in "123456789\u00b9\u00b2\u00b3"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_device_names_are_made_safe_in_every_form_windows_reads(device: str) -> None:
+    forms = [device, device.lower(), device.title(), f"{device}.txt", f"{device} .txt",
+             f"{device}  .tar.gz", f"{device}.", f"{device} . .", f" {device}", f"{device}:x"]  # fmt: skip
+    for form in forms:
+        if PureWindowsPath(form).is_reserved() and ":" not in form:
+            assert is_device_name(form), form  # what Python knows, the rule knows
+        kept = safe_name(form)
+        assert kept.startswith("_") or ":" in form, (form, kept)
+        assert not is_device_name(kept) and not PureWindowsPath(kept).is_reserved(), kept
+
+
+@given(st.text(st.sampled_from("CONULXaux$PRT123\u00b9\u00b2. :/\\"), max_size=12))
+@settings(max_examples=2000)
+def test_no_safe_name_is_one_windows_reserves(name: str) -> None:
+    kept = safe_name(name)
+    assert not is_device_name(kept)
+    assert not kept or not PureWindowsPath(kept).is_reserved(), kept
+    assert kept == kept.strip(" ") and not kept.endswith(".") and not kept.startswith(".")
+
+
+def many_of_one_name(count: int) -> Task:
+    parts: list[Part] = [
+        FilePart(data=str(n).encode(), media_type="text/plain", name="report.txt")
+        for n in range(count)
+    ]
+    artifacts = [Artifact(artifact_id="a", parts=parts)]
+    return Task(id="t", context_id="c", status=TaskStatus(TaskState.COMPLETED), artifacts=artifacts)
+
+
+async def test_many_files_of_one_name_take_one_try_each_and_overwrite_nothing(
+    anyio_backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for taken in ("report.txt", "report-1.txt", "report-5.txt"):
+        (tmp_path / taken).write_bytes(b"mine")
+    tries: list[str] = []
+    link = os.link
+
+    def counted(src: Any, dst: Any) -> None:
+        tries.append(Path(dst).name)
+        link(src, dst)
+
+    monkeypatch.setattr(os, "link", counted)
+    count = 1500  # more than the 1,000 numbered names the first writer tried
+    async with A2AClient("http://127.0.0.1:1") as client:  # inline files: never asked
+        saved = await save_files(client, many_of_one_name(count), tmp_path)
+    assert all(item.error is None for item in saved)
+    assert len(tries) == count + 3  # a try per file, and one per name that was taken
+    found = listing(tmp_path)
+    assert len(found) == count + 3
+    for taken in ("report.txt", "report-1.txt", "report-5.txt"):
+        assert found.pop(taken) == b"mine"
+    assert sorted(found.values()) == sorted(str(n).encode() for n in range(count))
+    assert found["report-2.txt"] == b"0" and found[f"report-{count + 2}.txt"] == b"1499"
+    again = await save_files(client, many_of_one_name(2), tmp_path)  # the disk is checked
+    assert [item.path.name for item in again if item.path] == [
+        f"report-{count + 3}.txt",
+        f"report-{count + 4}.txt",
+    ]
+
+
+def test_without_hard_links_a_name_is_taken_and_then_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(src: Any, dst: Any) -> None:  # as on FAT or some network shares
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    (tmp_path / "a.txt").write_bytes(b"mine")
+    (tmp_path / "a-1.txt").symlink_to(tmp_path / "elsewhere")
+    numbers: dict[str, int] = {}
+    assert _write(tmp_path, "a.txt", b"one", numbers) == "a-2.txt"
+    assert _write(tmp_path, "a.txt", b"two", numbers) == "a-3.txt"
+    assert listing(tmp_path, files=False).keys() == {"a.txt", "a-1.txt", "a-2.txt", "a-3.txt"}
+    assert (tmp_path / "a.txt").read_bytes() == b"mine"
+    assert not (tmp_path / "elsewhere").exists()
+    assert [(tmp_path / n).read_bytes() for n in ("a-2.txt", "a-3.txt")] == [b"one", b"two"]
+
+
+#: The command line, under a limit of the size of any file it writes.
+LIMITED = """\
+import resource, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+from a2a_anyio.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX's")
+async def test_a_write_that_fails_leaves_nothing_under_the_name(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    agent = files_agent(
+        [
+            lambda base: artifact(file=b"x" * 200_000, filename="big.bin"),
+            lambda base: artifact(file=b"small", filename="small.txt"),
+        ]
+    )
+    out = tmp_path / "out"
+    async with served(agent) as (own, _):
+        args = ["--backend", anyio_backend, "-a", own.url, *CREDENTIALS]
+        args += ["send", "x", "--save-files", str(out)]
+        done = await anyio.to_thread.run_sync(
+            partial(
+                subprocess.run,
+                [sys.executable, "-c", LIMITED, *args],
+                capture_output=True,
+                text=True,
+                env=clean_env(),
+                stdin=subprocess.DEVNULL,
+                timeout=60,
+            )
+        )
+    assert done.returncode == 1, done.stderr
+    assert "error: not saved: a file: File too large" in done.stderr.splitlines()
+    assert listing(out, files=False).keys() == {"small.txt"}  # nothing aside left either

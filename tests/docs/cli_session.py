@@ -15,7 +15,7 @@ the 401 server of ``tests/cli/conftest.py``, a closed port, a hostile FakeAgent 
 answers with files (behind a ``FileServer`` of its origin, ``tests/cli/conftest.py``). The page
 shows them at fixed ports (``DOC_PORTS``); the session maps those to the real ones both
 ways. A session's working directory holds the files the page uses (``agents.yaml``,
-``bad.yaml``, ``pipe.yaml``, ``notes.txt``, ``broken-card.json``).
+``bad.yaml``, ``pipe.yaml``, ``notes.txt``, ``broken-card.json``, ``local-card.json``).
 
 Outputs hold values that change from run to run (ids, times, durations); ``normalize`` blanks
 them, so two runs of an unchanged command compare equal. Ids a later command reuses (``task
@@ -111,6 +111,21 @@ BROKEN_CARD = """\
     {"id": "echo", "name": "Echo", "description": "Echoes", "tags": []},
     {"id": "echo", "name": "Echo again", "description": "Echoes twice", "tags": []}
   ]
+}
+"""
+LOCAL_CARD = """\
+{
+  "name": "Local Agent",
+  "description": "A card as a first test server writes it",
+  "version": "0.1.0",
+  "supportedInterfaces": [
+    {"url": "http://0.0.0.0:8000/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+  ],
+  "capabilities": {},
+  "defaultInputModes": ["text/plain"],
+  "defaultOutputModes": ["text/plain"],
+  "documentationUrl": "",
+  "skills": [{"id": "echo", "name": "Echo", "description": "Echoes", "tags": []}]
 }
 """
 REPORT_PDF = b"%PDF-1.7 (the quarterly report)\n"
@@ -318,6 +333,7 @@ class Session:
         (self.workdir / "bad.yaml").write_text(self.to_run(BAD_REGISTRY))
         (self.workdir / "notes.txt").write_text(NOTES)
         (self.workdir / "broken-card.json").write_text(BROKEN_CARD)
+        (self.workdir / "local-card.json").write_text(LOCAL_CARD)
         os.mkfifo(self.workdir / "pipe.yaml")
 
     # -- the page's form and this run's ---------------------------------------------------

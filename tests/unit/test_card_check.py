@@ -12,6 +12,7 @@ from urllib.parse import urljoin
 import pytest
 
 from a2a_anyio import AgentCard, CardProblem, check_card
+from a2a_anyio._card import MAX_CARD_BYTES
 from a2a_anyio._card_check import card_version
 from a2a_anyio._dialects.card import CARD_VERSIONS, encode_card, parse_card
 from a2a_anyio.testing import FakeAgent
@@ -131,10 +132,69 @@ def test_members_of_the_wrong_type() -> None:
         ("capabilities.extensions[0]", "type", 'must be an object, not "uri"'),
         ("skills", "type", "must be an array, not an object"),
     ]
-    assert check_card(["not", "a", "card"]) == [  # type: ignore[arg-type]
-        CardProblem("", "the card is not a JSON object", "type")
-    ]
     assert str(CardProblem("a.b", "wrong", "value")) == "a.b: wrong"
+    assert str(CardProblem("a", "odd", "empty", "warning")) == "a: warning: odd"
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [(["a"], "an array"), ("card", "a string"), (3, "a number"), (2.5, "a number"),
+     (True, "a boolean"), (None, "null")],
+)  # fmt: skip
+def test_json_that_is_no_object_is_one_problem(value: object, what: str) -> None:
+    assert check_card(value) == [CardProblem("", f"the card is {what}, not a JSON object", "type")]
+    assert check_card(("a",))[0].message == "the card is a tuple, not a JSON object"
+
+
+def test_a_card_larger_than_the_client_reads_is_a_problem() -> None:
+    limit = MAX_CARD_BYTES  # the client's own limit
+    assert check_card(v1(), card_url=REMOTE, size=limit) == []
+    assert check_card(v1(), card_url=REMOTE, size=limit + 1) == [
+        CardProblem("", f"the card is {limit + 1} bytes: the client reads no card larger than "
+                    f"{limit}", "size")
+    ]  # fmt: skip
+    assert [p.kind for p in check_card([], size=3 << 20)] == ["size", "type"]
+
+
+def test_empty_optional_strings_are_warnings_and_empty_required_ones_are_missing() -> None:
+    def found(card: dict[str, Any]) -> list[tuple[str, str, str]]:
+        return [(p.path, p.kind, p.severity) for p in check_card(card, card_url=REMOTE)]
+
+    card = v1(documentationUrl="", iconUrl="")
+    card["supportedInterfaces"][0]["tenant"] = ""  # a protobuf writer's "none": no warning
+    assert found(card) == [
+        ("documentationUrl", "empty", "warning"),
+        ("iconUrl", "empty", "warning"),
+    ]
+    assert str(check_card(card)[0]) == (
+        "documentationUrl: warning: is empty: the client reads it as absent (leave it out)"
+    )
+    assert found(v03(preferredTransport="", documentationUrl="")) == [
+        ("preferredTransport", "empty", "warning"),
+        ("documentationUrl", "empty", "warning"),
+    ]
+    assert found(v03(protocolVersion="0.3.0", description="", version="")) == [
+        ("description", "missing", "error"),
+        ("version", "missing", "error"),
+    ]
+    # What a version requires, it requires; what it leaves optional may be empty.
+    base = {"name": "L", "version": "1", "url": "https://l.example/", "capabilities": {}}
+    legacy = {
+        **base,
+        "protocolVersion": "0.1",
+        "skills": [{"id": "s", "name": "S", "description": ""}],
+    }
+    provider = {"organization": "O", "url": ""}
+    assert found({**legacy, "description": "", "provider": provider}) == [
+        ("description", "empty", "warning"),
+        ("provider.url", "empty", "warning"),
+        ("skills[0].description", "empty", "warning"),
+    ]
+    v02 = {**base, "description": "d", "defaultInputModes": [], "defaultOutputModes": [],
+           "skills": [{"id": "s", "name": "S", "description": "d", "tags": []}], "security": []}  # fmt: skip
+    assert card_version(v02) == "0.2"
+    assert found({**v02, "protocolVersion": ""}) == [("protocolVersion", "empty", "warning")]
+    assert found({**v02, "provider": provider}) == [("provider.url", "missing", "error")]
 
 
 def test_bindings_and_versions_the_protocol_does_not_have() -> None:
@@ -182,9 +242,27 @@ def test_urls_that_are_none_and_interfaces_on_local_addresses() -> None:
                 "address, but the card came from agent.example.com") in found  # fmt: skip
     assert ("provider.url", "url", '"ftp://o.example" is not an absolute http(s) URL') in found
     assert ("documentationUrl", "url", '"docs" is not an absolute http(s) URL') in found
-    # Served from a local address, or read from a file: a local interface is no problem.
-    assert [p for p in problems(card, "http://127.0.0.1:8000/") if p[1] == "local-url"] == []
-    assert [p for p in problems(card, None) if p[1] == "local-url"] == []
+    # Served from a local address, or read from a file: a local interface is no problem,
+    # but one on an address to listen on is worth a warning, as no other host can reach it.
+    unreachable = [
+        CardProblem(
+            "supportedInterfaces[3].url",
+            '"http://0.0.0.0:1/": no other host can reach 0.0.0.0 (an address to listen on, '
+            "not to connect to)",
+            "local-url",
+            "warning",
+        )
+    ]
+    for served_at in ("http://127.0.0.1:8000/", "http://localhost/", "http://[::1]/", None):
+        local_urls = [p for p in check_card(card, card_url=served_at) if p.kind == "local-url"]
+        assert local_urls == unreachable
+    for host in ("[::]", "[::ffff:0.0.0.0]", "0.0.0.0"):
+        grpc_any = {"url": f"{host}:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        checked = check_card(v1(supportedInterfaces=[grpc_any]), card_url="http://[::1]:1/")
+        assert [(p.kind, p.severity) for p in checked] == [("local-url", "warning")]
+    assert [(p.kind, p.severity) for p in check_card(v03(url="http://0.0.0.0/"))] == [
+        ("local-url", "warning")
+    ]
     # gRPC's may be host:port; before v1.0 the card's own url is its interface.
     grpc = {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
     assert [p[:2] for p in problems(v1(supportedInterfaces=[grpc]))] == [

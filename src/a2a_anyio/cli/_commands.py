@@ -128,19 +128,27 @@ async def card(ctx: Context) -> int:
     return OK
 
 
-def _validate(ctx: Context, data: Any, card_url: str | None) -> int:
-    """``card --validate``: each problem of the card on a line; exit 1 if there is any."""
-    problems = check_card(data, card_url=card_url)
-    version = card_version(data, card_url)
-    what = f"this {'tasks/send (legacy)' if version == 'legacy' else 'A2A ' + version} card"
+def _validate(ctx: Context, data: Any, card_url: str | None, size: int | None = None) -> int:
+    """``card --validate``: each problem and warning of the card on a line; exit 1 if there
+    is a problem (warnings leave the status 0)."""
+    found = check_card(data, card_url=card_url, size=size)
+    version = card_version(data, card_url) if isinstance(data, dict) else None
+    label = "tasks/send (legacy)" if version == "legacy" else f"A2A {version}"
+    what = f"this {label} card" if version else "this card"
+    problems = [x for x in found if x.severity == "error"]
     if ctx.p.json_mode:
-        listed = [{"path": x.path, "message": x.message, "kind": x.kind} for x in problems]
+        listed = [
+            {"path": x.path, "message": x.message, "kind": x.kind, "severity": x.severity}
+            for x in found
+        ]
         ctx.p.json({"version": version, "problems": listed})
     else:
-        for problem in problems:
+        for problem in found:
             ctx.p.line(str(problem))
         if not problems:
-            ctx.p.line(f"No problems found in {what}.")
+            warned = len(found)
+            also = f" ({warned} warning{'s' if warned > 1 else ''})" if warned else ""
+            ctx.p.line(f"No problems found in {what}{also}.")
     if not problems:
         return OK
     count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"

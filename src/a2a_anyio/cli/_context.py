@@ -332,19 +332,21 @@ class Context:
         options: ClientArguments = {"card": data, "url": card.interfaces[0].url}
         return self._target(ref, options, card=data)
 
-    async def raw_card(self) -> tuple[Any, str | None]:
+    async def raw_card(self) -> tuple[Any, str | None, int | None]:
         """The one agent's card as its JSON, not read into a card (which would refuse a card
-        too broken to use), and the URL it came from (None for a card file)."""
+        too broken to use), the URL it came from and its size in bytes (None, None for a card
+        file)."""
         refs = self.args.agent or []
         if len(refs) == 1 and (path := _card_path(refs[0])) is not None:
-            return _card_json(path), None
+            return _card_json(path), None, None
         client = await self.client(self.target())
         if client.url is None:
             raise UsageError("--endpoint names a service without a card: give -a URL")
         failures = []
         for url in card_urls(client.url):  # where the client looks for it, in that order
             try:
-                return loads((await client._fetch(url)).content), url
+                content = (await client._fetch(url)).content
+                return loads(content), url, len(content)
             except A2AHTTPError as exc:
                 if exc.status_code != 404:
                     raise

@@ -4,8 +4,10 @@ Every file part of the task's artifacts (or of the agent's message) is written i
 inline bytes as they are; a URL's content fetched by the client as it fetches everything
 (its credentials only to the agent's own origin, redirects bounded, the body at most the
 client's response limit). The names come from the agent, so none is trusted: ``safe_name``
-keeps only a plain name, a file is created only where none exists (never through a symlink,
-never over a file: ``report-1.pdf`` then), and nothing is written outside DIR.
+keeps only a plain name, one that no platform reads as a device or a path; each file is
+written aside under a temporary name in DIR, then put in place under a name where nothing
+stands yet (never through a symlink, never over a file: ``report-1.pdf`` then), so that a
+write that fails leaves nothing under the name; nothing is written outside DIR.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from __future__ import annotations
 import mimetypes
 import os
 import re
+import secrets
 import unicodedata
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,13 +34,14 @@ from a2a_anyio.cli._render import Printer
 #: The longest name made from an agent's, in UTF-8 bytes (file systems allow 255; a number
 #: added to it needs room).
 MAX_NAME_BYTES = 200
-_MAX_TRIES = 1000
 _SEPARATORS = re.compile(r"[/\\]")
 #: What Windows refuses in a name; replaced so that the directory can travel.
 _REFUSED = re.compile(r'[<>:"|?*]')
-#: Windows' device names, refused with any extension (``nul.txt``).
-_RESERVED = frozenset(
-    {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
+#: Windows' device names. Windows reads a name as the device whatever its case and extension,
+#: with spaces before the extension (``nul .txt``), and with a superscript digit (``COM¹``).
+_DEVICES = frozenset(
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
+    | {f"{port}{digit}" for port in ("COM", "LPT") for digit in "0123456789¹²³"}
 )
 #: Controls, formatting (the bidirectional overrides among them) and lone surrogates.
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs"})
@@ -76,18 +81,24 @@ def directory(value: str) -> Path:
 
 def safe_name(name: str) -> str:
     """``name`` as a plain file name: its last path segment (``/`` and ``\\`` both
-    separate), without control or formatting characters, leading dots and spaces, or the
-    characters Windows refuses; a device name (``CON``, ``nul.txt``) gets a leading ``_``; at
-    most ``MAX_NAME_BYTES``. Empty when nothing is left."""
+    separate), without control or formatting characters, leading dots and spaces, trailing
+    dots and spaces (which Windows drops), or the characters Windows refuses; a device name
+    (``is_device_name``) gets a leading ``_``; at most ``MAX_NAME_BYTES``. Empty when
+    nothing is left."""
     name = _SEPARATORS.split(name)[-1]
     name = "".join(c for c in name if unicodedata.category(c) not in _INVISIBLE)
-    name = _REFUSED.sub("_", name).strip().lstrip(".").rstrip(". ")
-    stem, suffix = _split(name)
+    name = _REFUSED.sub("_", name).strip().lstrip(". ")
+    stem, suffix = _split(name.rstrip(". "))
     budget = MAX_NAME_BYTES - len(suffix.encode())
-    name = stem.encode()[:budget].decode("utf-8", "ignore") + suffix
-    if name.split(".", 1)[0].upper() in _RESERVED:
-        name = "_" + name
-    return name
+    name = (stem.encode()[:budget].decode("utf-8", "ignore") + suffix).rstrip(". ")
+    return "_" + name if is_device_name(name) else name
+
+
+def is_device_name(name: str) -> bool:
+    """Whether Windows reads the file name ``name`` as a device (``CON``, ``nul .txt``,
+    ``conin$``, ``COM¹.log``): its part before the first dot, spaces at its end dropped, in
+    any case. The one rule ``safe_name`` applies on every platform."""
+    return name.partition(".")[0].rstrip(" ").upper() in _DEVICES
 
 
 def _split(name: str) -> tuple[str, str]:
@@ -116,30 +127,80 @@ def _name(part: FilePart, artifact: Artifact | None, number: int) -> str:
     return f"artifact-{number}{ext}"
 
 
-def _write(where: Path, name: str, data: bytes) -> str:
-    """Write ``data`` into a new file of ``where`` named ``name``, or ``stem-N.ext`` when that
-    exists (a file, a directory or a symlink, which is never followed); the name used."""
-    root = where.resolve()
+def _write(root: Path, name: str, data: bytes, numbers: dict[str, int]) -> str:
+    """Write ``data`` into a new file of the directory ``root`` named ``name``, or
+    ``stem-N.ext`` when that exists (a file, a directory or a symlink, which is never
+    followed); the name used. The data is written aside first, so that a write that fails
+    leaves nothing under the name. ``numbers`` remembers, per name, the number to try next:
+    many files of one name cost one try each, not one per file saved before."""
     stem, suffix = _split(name)
-    for n in range(_MAX_TRIES):
-        candidate = name if n == 0 else f"{stem}-{n}{suffix}"
-        path = root / candidate
-        if path.parent != root:  # a name is one segment; never anything else
-            raise ValueError(f"refusing the name {candidate!r}")
+    aside = _write_aside(root, data)
+    try:
+        number = numbers.get(name, 0)
+        while True:
+            candidate = name if number == 0 else f"{stem}-{number}{suffix}"
+            number += 1
+            path = root / candidate
+            if path.parent != root:  # a name is one segment; never anything else
+                raise ValueError(f"refusing the name {candidate!r}")
+            if _put(aside, path):
+                numbers[name] = number
+                return candidate
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(aside)
+
+
+def _write_aside(root: Path, data: bytes) -> Path:
+    """A new file of ``root`` under a hidden temporary name that holds ``data``; on a
+    failure (a full disk, a size limit), none."""
+    while True:
+        aside = root / f".{secrets.token_hex(8)}.part"
         try:
-            fd = os.open(path, _CREATE, 0o644)
+            fd = os.open(aside, _CREATE, 0o644)
         except FileExistsError:
             continue
+        break
+    try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        return candidate
-    raise FileExistsError(f"{name} and {_MAX_TRIES - 1} numbered names exist already")
+    except BaseException:
+        os.unlink(aside)
+        raise
+    return aside
+
+
+def _put(aside: Path, path: Path) -> bool:
+    """Give the written file ``aside`` the name ``path`` unless something stands there
+    already (then False). A hard link takes a name only where none is; on a file system
+    without them (FAT, some network shares) the name is taken by creating an empty file,
+    which the written one then replaces."""
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        return False
+    except OSError:
+        pass
+    else:
+        return True
+    try:
+        os.close(os.open(path, _CREATE, 0o644))
+    except FileExistsError:
+        return False
+    try:
+        os.replace(aside, path)
+    except BaseException:
+        os.unlink(path)
+        raise
+    return True
 
 
 async def save_files(client: A2AClient, result: Task | Message, where: Path) -> list[SavedFile]:
     """Write every file part of ``result`` into ``where``; what became of each. A part that
     cannot be fetched or written is recorded with its error, and the others are saved."""
     out: list[SavedFile] = []
+    root = await to_thread.run_sync(where.resolve)
+    numbers: dict[str, int] = {}
     for number, (part, artifact) in enumerate(file_parts(result), 1):
         art_id = artifact.artifact_id if artifact is not None else None
         media_type = part.media_type
@@ -150,9 +211,15 @@ async def save_files(client: A2AClient, result: Task | Message, where: Path) -> 
                 assert part.url is not None
                 resp = await client._fetch(part.url)
                 data, media_type = resp.content, media_type or resp.content_type or None
-            name = await to_thread.run_sync(_write, where, _name(part, artifact, number), data)
+            name = _name(part, artifact, number)
+            name = await to_thread.run_sync(_write, root, name, data, numbers)
         except (A2AClientError, OSError, ValueError) as exc:
-            why = exc.message if isinstance(exc, A2AClientError) else str(exc)
+            if isinstance(exc, A2AClientError):
+                why = exc.message
+            elif isinstance(exc, OSError) and exc.strerror:
+                why = exc.strerror
+            else:
+                why = str(exc)
             out.append(SavedFile(None, 0, media_type, art_id, part.url, why))
             continue
         out.append(SavedFile(where / name, len(data), media_type, art_id, part.url))

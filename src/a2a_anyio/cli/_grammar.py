@@ -370,7 +370,8 @@ def build_parser() -> Parser:
     )  # fmt: skip
     p.add_argument(
         "--validate", action="store_true",
-        help="list what the card gets wrong for the A2A version it claims (exit 1 if anything)",
+        help="list what the card gets wrong for the A2A version it claims, and what it likely "
+        "does not mean (warnings); exit 1 if it gets anything wrong",
     )  # fmt: skip
     _leaf(p)
 
