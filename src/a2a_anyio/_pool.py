@@ -183,7 +183,7 @@ class AgentPool:
         *,
         text: str | None = None,
         data: Any = None,
-        timeout: float | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
         metadata: Mapping[str, Any] | None = None,
         context_id: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -193,8 +193,9 @@ class AgentPool:
         ``{"text": ...}``. ``headers`` go with its requests, as ``send_message``'s.
 
         A task that is still running when the agent answers is followed up as
-        ``send_message`` does; ``timeout`` bounds the whole call (None: no limit, each look at
-        the task within the client's timeout). A failed, rejected, canceled or interrupted task raises
+        ``send_message`` does; ``timeout`` bounds the whole call (by default the pool's
+        ``timeout``; None: no limit, each look at the task within the pool's timeout). A
+        failed, rejected, canceled or interrupted task raises
         ``TaskFailedError`` carrying the status message; a completed task without artifacts
         raises ``A2AProtocolError``.
 

@@ -114,7 +114,7 @@ class SyncAgentPool(Facade):
         *,
         text: str | None = None,
         data: Any = None,
-        timeout: float | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
         metadata: Mapping[str, Any] | None = None,
         context_id: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -122,7 +122,8 @@ class SyncAgentPool(Facade):
         """Send a user message (a text and/or a data part) and return the result as a dict:
         the data part of the completed task's artifacts, else ``{"text": ...}``.
 
-        A task still running when the agent answers is waited for (``timeout``); a failed,
+        A task still running when the agent answers is waited for (``timeout``: by default
+        the pool's; None: no limit); a failed,
         rejected, canceled or interrupted task raises ``TaskFailedError``.
 
         Raises:

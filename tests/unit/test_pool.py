@@ -13,11 +13,19 @@ from a2a_anyio import (
     A2AProtocolError,
     A2ATimeoutError,
     AgentPool,
+    SyncAgentPool,
     TaskFailedError,
     TaskNotFoundError,
 )
 
-from ._support import BASE, FakeAgent, on_mock_clock, v1_card
+from ._support import (
+    BASE,
+    MOCK_CLOCK_BACKENDS,
+    FakeAgent,
+    mock_clock_options,
+    on_mock_clock,
+    v1_card,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -122,6 +130,49 @@ async def test_send_timeout_while_waiting() -> None:
     # bounded backoff: 0.2, 0.3, 0.45, ... capped at 2 s
     intervals = len([c for c in agent.calls if c["method"] == "GetTask"])
     assert 6 < intervals < 12
+
+
+def slow_agent(agent: FakeAgent, seconds: float) -> httpx.AsyncClient:
+    """An httpx client of ``agent`` whose every answer to a call takes ``seconds``."""
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            await anyio.sleep(seconds)
+        return await agent.handle(request)
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handle))
+
+
+@on_mock_clock()
+async def test_the_pool_s_timeout_bounds_send_unless_the_call_gives_its_own() -> None:
+    agent = FakeAgent(v1_card())
+    done = [{"artifactId": "a", "parts": [{"text": "late"}]}]
+    agent.results["SendMessage"] = {"task": task("TASK_STATE_COMPLETED", done)}
+    async with AgentPool(timeout=0.5, http_client=slow_agent(agent, 3)) as pool:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError) as info:
+            await pool.send(BASE, text="hi")
+        assert info.value.timeout == "deadline"
+        assert anyio.current_time() - start == pytest.approx(0.5)
+        start = anyio.current_time()
+        assert await pool.send(BASE, text="hi", timeout=None) == {"text": "late"}
+        assert await pool.send(BASE, text="hi", timeout=5) == {"text": "late"}
+        assert anyio.current_time() - start == pytest.approx(6)
+
+
+@pytest.mark.parametrize("backend", MOCK_CLOCK_BACKENDS)
+def test_the_sync_pool_s_timeout_bounds_send(backend: str) -> None:
+    agent = FakeAgent(v1_card())
+    done = [{"artifactId": "a", "parts": [{"text": "late"}]}]
+    agent.results["SendMessage"] = {"task": task("TASK_STATE_COMPLETED", done)}
+    options = mock_clock_options(backend)
+    with SyncAgentPool(
+        backend=backend, backend_options=options, timeout=0.5, http_client=slow_agent(agent, 3)
+    ) as pool:
+        with pytest.raises(A2ATimeoutError) as info:
+            pool.send(BASE, text="hi")
+        assert info.value.timeout == "deadline"
+        assert pool.send(BASE, text="hi", timeout=None) == {"text": "late"}
 
 
 async def test_errors_are_typed() -> None:
