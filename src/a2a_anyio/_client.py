@@ -176,9 +176,10 @@ class PoolOptions(AgentOptions, total=False):
 EventCallback = Callable[[StreamEvent], Any]
 
 
-class SendOptions(TypedDict, total=False):
-    """The options of ``send_message`` a conversation's turn takes (``Conversation.send``):
-    all but ``context_id`` and ``task_id``, which the conversation sets."""
+class FanOutOptions(TypedDict, total=False):
+    """The options of ``send_message`` each send of a fan-out takes (``fan_out``,
+    ``AgentPool.fan_out``, ``SyncAgentPool.fan_out``): those of ``SendOptions`` but
+    ``timeout`` and ``cancel_on_exit``, which are the fan-out's own."""
 
     metadata: Mapping[str, Any] | None
     blocking: bool
@@ -186,14 +187,20 @@ class SendOptions(TypedDict, total=False):
     accepted_output_modes: list[str] | None
     push_config: PushNotificationConfig | None
     on_event: EventCallback | None
-    timeout: Timeout
     headers: Mapping[str, str] | None
+
+
+class SendOptions(FanOutOptions, total=False):
+    """The options of ``send_message`` a conversation's turn takes (``Conversation.send``):
+    all but ``context_id`` and ``task_id``, which the conversation sets."""
+
+    timeout: Timeout
     cancel_on_exit: bool | None
 
 
-class StreamOptions(TypedDict, total=False):
-    """The options of ``stream_message`` a conversation's turn takes
-    (``Conversation.stream``): all but ``context_id`` and ``task_id``."""
+class FanOutStreamOptions(TypedDict, total=False):
+    """The options of ``stream_message`` each stream of ``fan_out_stream`` takes: those of
+    ``StreamOptions`` but ``cancel_on_exit``, which is the fan-out's own."""
 
     metadata: Mapping[str, Any] | None
     history_length: int | None
@@ -203,6 +210,12 @@ class StreamOptions(TypedDict, total=False):
     total_timeout: float | None
     resume: bool | None
     headers: Mapping[str, str] | None
+
+
+class StreamOptions(FanOutStreamOptions, total=False):
+    """The options of ``stream_message`` a conversation's turn takes
+    (``Conversation.stream``): all but ``context_id`` and ``task_id``."""
+
     cancel_on_exit: bool | None
 
 

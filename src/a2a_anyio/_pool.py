@@ -15,6 +15,8 @@ from a2a_anyio._client import (
     AgentOptions,
     ClientArguments,
     ClientOptions,
+    FanOutOptions,
+    FanOutStreamOptions,
     MessageInput,
     check_send,
 )
@@ -239,7 +241,7 @@ class AgentPool:
         limit: int | None = None,
         first: int | None = None,
         cancel_on_exit: bool = True,
-        **send_options: Any,
+        **send_options: Unpack[FanOutOptions],
     ) -> list[AgentResult]:
         """``fan_out`` over this pool's clients.
 
@@ -264,7 +266,7 @@ class AgentPool:
         limit: int | None = None,
         fail_fast: bool = False,
         cancel_on_exit: bool = True,
-        **stream_options: Any,
+        **stream_options: Unpack[FanOutStreamOptions],
     ) -> FanOutStream:
         """``fan_out_stream`` over this pool's clients.
 
@@ -356,7 +358,7 @@ async def fan_out(
     first: int | None = None,
     pool: AgentPool | None = None,
     cancel_on_exit: bool = True,
-    **send_options: Any,
+    **send_options: Unpack[FanOutOptions],
 ) -> list[AgentResult]:
     """Send ``message`` to every target at once; one ``AgentResult`` per target, in order
     (a registry group counts as its agents; a single name or URL may be given alone).
@@ -382,13 +384,14 @@ async def fan_out(
     if first is not None and first < 1:
         raise ValueError("first must be at least 1")
     check_send(message, send_options)
+    options: dict[str, Any] = dict(send_options)
     if timeout is not None:  # each send may take the fan-out's time, not the client's
-        send_options.setdefault("timeout", timeout)
+        options["timeout"] = timeout
     async with AsyncExitStack() as stack:
         named = await _clients(targets, pool, stack)
         return await send_all(
             named, message, timeout=timeout, limit=limit, first=first,
-            send_options=send_options, cancel_abandoned=cancel_on_exit,
+            send_options=options, cancel_abandoned=cancel_on_exit,
         )  # fmt: skip
 
 
@@ -396,13 +399,27 @@ class FanOutStream(MergedStreams):
     """``fan_out_stream``: merged streams that also close the pool they made, if any."""
 
     def __init__(
-        self, targets: Sequence[Target] | str, pool: AgentPool | None, **options: Any
+        self,
+        targets: Sequence[Target] | str,
+        pool: AgentPool | None,
+        message: MessageInput,
+        stream_options: FanOutStreamOptions,
+        *,
+        timeout: float | None = None,
+        stream_timeout: float | None = None,
+        limit: int | None = None,
+        fail_fast: bool = False,
+        cancel_cut: bool = True,
     ) -> None:
         self._targets = [targets] if isinstance(targets, str) else list(targets)
         self._pool = pool
-        self._stream_options = options.pop("stream_options")
+        self._message = message
+        self._stream_options = stream_options
         self._stack = AsyncExitStack()
-        super().__init__({}, **options)
+        super().__init__(
+            {}, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
+            fail_fast=fail_fast, cancel_cut=cancel_cut,
+        )  # fmt: skip
 
     async def __aenter__(self) -> FanOutStream:
         try:
@@ -414,7 +431,7 @@ class FanOutStream(MergedStreams):
             if name in self.streams:  # the same agent twice: keep both streams apart
                 name = f"{name}#{len(self.streams)}"
             self.streams[name] = client.stream_message(
-                **self._stream_options, cancel_on_exit=self.cancel_cut
+                self._message, **self._stream_options, cancel_on_exit=self.cancel_cut
             )
         try:
             await super().__aenter__()
@@ -445,7 +462,7 @@ def fan_out_stream(
     fail_fast: bool = False,
     pool: AgentPool | None = None,
     cancel_on_exit: bool = True,
-    **stream_options: Any,
+    **stream_options: Unpack[FanOutStreamOptions],
 ) -> FanOutStream:
     """Stream ``message`` to every target at once, merged: ``async with ... as merged``.
 
@@ -463,7 +480,6 @@ def fan_out_stream(
     """
     check_send(message, stream_options)
     return FanOutStream(
-        targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
-        fail_fast=fail_fast, cancel_cut=cancel_on_exit,
-        stream_options={"message": message, **stream_options},
+        targets, pool, message, stream_options, timeout=timeout, stream_timeout=stream_timeout,
+        limit=limit, fail_fast=fail_fast, cancel_cut=cancel_on_exit,
     )  # fmt: skip

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient, MessageInput, PoolOptions
+from a2a_anyio._client import A2AClient, FanOutOptions, MessageInput, PoolOptions
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._fanout import AgentResult
 from a2a_anyio._payloads import Decoder
@@ -152,7 +152,7 @@ class SyncAgentPool(Facade):
         limit: int | None = None,
         first: int | None = None,
         cancel_on_exit: bool = True,
-        **send_options: Any,
+        **send_options: Unpack[FanOutOptions],
     ) -> list[AgentResult]:
         """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
 

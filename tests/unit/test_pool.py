@@ -242,5 +242,5 @@ async def test_fan_out_refuses_the_caller_s_mistakes_before_sending() -> None:
         with pytest.raises(ValueError, match=r"^message has no parts: a message is a str"):
             pool.fan_out_stream([BASE, BASE], {"role": "user", "content": []})
         with pytest.raises(TypeError, match=r"^history_length must be an int, not str$"):
-            await pool.fan_out([BASE], "hi", history_length="3")
+            await pool.fan_out([BASE], "hi", history_length="3")  # type: ignore[arg-type]
     assert agent.requests == []
