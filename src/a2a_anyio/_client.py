@@ -1041,9 +1041,13 @@ class A2AClient:
         creds = self._credentials_for(headers)
         cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
         streams = on_event is not None or cancels
-        if streams and blocking and await self._can_stream(None, creds):
-            # Read as any stream is (the stream's own span), within the send's deadline.
-            with self._deadline(Op.SEND.value, timeout) as call:
+        with (
+            self._traced(Op.SEND.value) as span,
+            self._deadline(Op.SEND.value, timeout) as call,
+        ):
+            # Whether it streams is the card's to say: the card is read within the deadline.
+            if streams and blocking and await self._can_stream(call, creds):
+                # Read as any stream is (a span of its own, under the send's).
                 async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
                     stream = self._stream(Op.STREAM, Send(msg, config), None, None, None, creds)
                     try:
@@ -1051,14 +1055,10 @@ class A2AClient:
                             async for event in stream:
                                 if on_event is not None:
                                     await _notify(on_event, event)
-                            return await stream.result()
+                            return span.returned(await stream.result(), call.context)
                     finally:  # as last seen, and where it went: for the error of a deadline
                         call.task = stream.task
                         call.goes_to({**stream._context, "operation": Op.SEND.value})
-        with (
-            self._traced(Op.SEND.value) as span,
-            self._deadline(Op.SEND.value, timeout) as call,
-        ):
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
                 # The send's request is the call's own: only the call's deadline bounds it.
                 send = Send(msg, config)

@@ -355,7 +355,7 @@ class MessageStream:
         answer to the ``first`` request may move the client to another wire (detection, as
         for any call): the stream is then opened again on that one."""
         while True:
-            wire = await opener(self.limits)
+            wire = await self._within(opener(self.limits))  # discovery too, when it is needed
             conn = wire.conn
             self._decode = wire.decode
             self._follower.ends = wire.events.ends
