@@ -38,7 +38,14 @@ from a2a_anyio._auth import (
 )
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._card import AgentCardFetcher, card_urls
-from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, deadline, resolve_timeout
+from a2a_anyio._deadline import (
+    CLIENT_TIMEOUT,
+    Timeout,
+    check_timeout,
+    deadline,
+    resolve_timeout,
+    stream_limits_named,
+)
 from a2a_anyio._deadline import Call as CallInProgress
 from a2a_anyio._dialects import (
     Call,
@@ -466,20 +473,16 @@ class A2AClient:
         self.url = check_url(url) if url is not None else None
         self.endpoint = check_url(endpoint, "endpoint") if endpoint is not None else None
         self.protocol = protocol
-        self.timeout = timeout
-        self.idle_timeout = idle_timeout
+        self.timeout = check_timeout(timeout)
+        self.idle_timeout = check_timeout(idle_timeout, "idle_timeout")
+        check_timeout(connect_timeout, "connect_timeout")
         if keep_events is not None and keep_events < 0:
             raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
         self.keep_events = keep_events
         if not isinstance(cancel_on_exit, bool):
             _refuse("cancel_on_exit", cancel_on_exit, "a bool")
         self.cancel_on_exit = cancel_on_exit
-        if (
-            isinstance(cancel_grace, bool)
-            or not isinstance(cancel_grace, (int, float))
-            or not 0 <= cancel_grace < math.inf
-        ):
-            raise ValueError(f"cancel_grace must be a number of seconds >= 0, not {cancel_grace!r}")
+        check_timeout(cancel_grace, "cancel_grace", no_limit=False)
         self.cancel_grace = float(cancel_grace)
         self.retry = retry if retry is not None else RetryPolicy()
         self.resume = resume
@@ -609,6 +612,8 @@ class A2AClient:
             if self._card is None:
                 raise ValueError("this client was made with endpoint= and no url: it has no card")
             return self._card
+        if timeout is not CLIENT_TIMEOUT:
+            check_timeout(timeout)
         return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout), creds)
 
     async def _fetch_card(
@@ -708,6 +713,8 @@ class A2AClient:
         limit). A part of the call ``within`` (a look at its task) has by default the limit
         ``_part_limit`` gives it, and always the call's deadline too."""
         self._check_open()
+        if timeout is not CLIENT_TIMEOUT:  # the call's own: checked as every timeout is
+            check_timeout(timeout)
         if within is not None and timeout is CLIENT_TIMEOUT:
             limit = self._part_limit(within)
         else:
@@ -1194,6 +1201,7 @@ class A2AClient:
         assert final is not None
         return final
 
+    @stream_limits_named
     def stream_message(
         self,
         message: MessageInput,
@@ -1239,6 +1247,7 @@ class A2AClient:
         cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
         return self._stream(Op.STREAM, send, idle_timeout, total_timeout, resume, creds, cancels)
 
+    @stream_limits_named
     def subscribe(
         self,
         task_id: str,
@@ -1274,6 +1283,8 @@ class A2AClient:
         credentials: Credentials,
         cancel_on_exit: bool = False,
     ) -> MessageStream:
+        check_timeout(idle_timeout, "idle_timeout")
+        check_timeout(total_timeout, "total_timeout")
         resume = self.resume if resume is None else resume
         agent = self.url or self.endpoint
         source = _ClientStream(

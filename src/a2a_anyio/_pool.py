@@ -20,7 +20,7 @@ from a2a_anyio._client import (
     MessageInput,
     check_send,
 )
-from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
 from a2a_anyio._http import (
@@ -78,6 +78,7 @@ class AgentPool:
     ) -> None:
         # Bad credentials and interceptors fail here, not at the first use of an agent.
         opts = client_options
+        check_timeout(timeout)
         check_options(opts.get("auth"), opts.get("headers"), opts.get("cookies"))
         Interceptors(opts.get("interceptors", ()))
         self._tracing = tracing_for(tracing)  # without OpenTelemetry: ImportError now
@@ -377,12 +378,14 @@ async def fan_out(
 
     Raises:
         AgentRegistryError: a target names no URL, agent or group of the registry.
-        ValueError: ``first`` is below 1, or a message that cannot be made into a ``Message``.
+        ValueError: ``first`` is below 1, a ``timeout`` that is not positive and finite, or a
+            message that cannot be made into a ``Message``.
             Failures of the agents are not raised: each is the ``error`` of its ``AgentResult``.
         TypeError: an option of the send of the wrong type (as ``A2AClient.send_message``).
     """
     if first is not None and first < 1:
         raise ValueError("first must be at least 1")
+    check_timeout(timeout)
     check_send(message, send_options)
     options: dict[str, Any] = dict(send_options)
     if timeout is not None:  # each send may take the fan-out's time, not the client's
@@ -475,9 +478,12 @@ def fan_out_stream(
         AgentRegistryError: (on entering it) a target names no URL, agent or group of the
             registry. With ``fail_fast=True`` the first stream's error is raised while reading;
             otherwise each failure is a ``StreamItem`` whose event is the error.
-        ValueError: a message that cannot be made into a ``Message``.
+        ValueError: a message that cannot be made into a ``Message``, or a ``timeout`` or
+            ``stream_timeout`` that is not positive and finite.
         TypeError: an option of the stream of the wrong type (as ``A2AClient.stream_message``).
     """
+    check_timeout(timeout)
+    check_timeout(stream_timeout, "stream_timeout")
     check_send(message, stream_options)
     return FanOutStream(
         targets, pool, message, stream_options, timeout=timeout, stream_timeout=stream_timeout,
