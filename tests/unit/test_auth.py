@@ -181,13 +181,9 @@ async def test_a_token_with_its_scheme_gets_no_such_hint() -> None:
         {"auth": "secret-token", "headers": {}},
     ):
         async with agent.client(**options) as client:
-            call = (
-                {"headers": {"Authorization": "Bearer secret-token"}}
-                if "headers" in options
-                else {}
-            )
+            scheme = {"Authorization": "Bearer secret-token"} if "headers" in options else None
             with pytest.raises(A2AAuthError) as info:
-                await client.get_task("t", **call)
+                await client.get_task("t", headers=scheme)
         assert NO_SCHEME not in str(info.value), options
 
 

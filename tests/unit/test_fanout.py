@@ -171,8 +171,8 @@ async def test_the_caller_s_mistakes_are_raised_once_before_any_agent_is_sent_th
         fan_out_stream(
             clients,
             "hi",
-            push_config={"url": "https://hook.example/cb"},
-            idle_timeout=5,  # type: ignore[arg-type]
+            push_config={"url": "https://hook.example/cb"},  # type: ignore[arg-type]
+            idle_timeout=5,
         )
     assert agents.requests == 0
 
