@@ -51,8 +51,9 @@ class AgentPool:
     closes them all and the connections; it is idempotent and safe on a pool never used, and
     the pool stays usable: the next call makes new clients over fresh connections.
 
-    Wherever a URL is accepted, the name of an agent of ``registry`` works too (its entry's
-    options win over ``client_options``), and in fan-outs the name of a group. Without
+    Wherever a URL is accepted, the name of an agent of ``registry`` works too (what its
+    entry's file says wins over the pool's options; what it leaves unsaid, a timeout say, is
+    the pool's), and in fan-outs the name of a group. Without
     ``registry``, ``AgentRegistry.load()`` is read the first time a name is used.
     ``register_type`` registers a payload type with every client, those made later too.
 
@@ -176,7 +177,7 @@ class AgentPool:
             raise AgentRegistryError(f"{url!r} is a group of agents: fan out to it instead")
         options: ClientArguments = {**self._options, **registry.entry(url).client_options()}
         # The shared pool was made with the pool's TLS settings; other ones need their own.
-        if options.get("verify", True) == self._verify:
+        if options.get("verify", self._verify) == self._verify:
             options["http_client"] = self.http_client
         return A2AClient(**options)
 

@@ -13,6 +13,7 @@ from a2a_anyio import (
     A2AProtocolError,
     A2ATimeoutError,
     AgentPool,
+    AgentRegistry,
     SyncAgentPool,
     TaskFailedError,
     TaskNotFoundError,
@@ -173,6 +174,28 @@ def test_the_sync_pool_s_timeout_bounds_send(backend: str) -> None:
             pool.send(BASE, text="hi")
         assert info.value.timeout == "deadline"
         assert pool.send(BASE, text="hi", timeout=None) == {"text": "late"}
+
+
+async def test_what_a_registry_entry_leaves_unsaid_is_the_pool_s() -> None:
+    reg = AgentRegistry.from_dict(
+        {
+            "defaults": {"retries": 2},
+            "agents": [
+                {"name": "plain", "url": "https://plain.test"},
+                {"name": "own", "url": "https://own.test", "timeout_seconds": 3, "protocol": "0.3"},
+                {"name": "unbounded", "url": "https://u.test", "timeout_seconds": None},
+            ],
+        }
+    )
+    async with AgentPool(registry=reg, timeout=0.5, protocol="1.0") as pool:
+        plain, own, unbounded = (pool.client(n) for n in ("plain", "own", "unbounded"))
+        assert (plain.timeout, plain.protocol) == (0.5, "1.0")
+        assert (own.timeout, own.protocol) == (3, "0.3")
+        assert unbounded.timeout is None
+        assert plain._http.client is pool.http_client
+    alone = reg.client("plain")  # outside a pool: the client's defaults, as before
+    assert (alone.timeout, alone.protocol, alone.retry.attempts) == (30, "auto", 2)
+    await alone.close()
 
 
 async def test_errors_are_typed() -> None:
