@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -17,6 +18,9 @@ from a2a_anyio import (
     SyncAgentPool,
     TaskFailedError,
     TaskNotFoundError,
+    cancel_task,
+    get_task,
+    send_text,
 )
 
 from ._support import (
@@ -174,6 +178,33 @@ def test_the_sync_pool_s_timeout_bounds_send(backend: str) -> None:
             pool.send(BASE, text="hi")
         assert info.value.timeout == "deadline"
         assert pool.send(BASE, text="hi", timeout=None) == {"text": "late"}
+
+
+@on_mock_clock()
+async def test_the_one_shot_helpers_and_a_registry_s_clients_keep_their_timeout() -> None:
+    """Their ``timeout`` option is the client's, the default of the call each makes."""
+    agent = FakeAgent(v1_card())
+    agent.results["SendMessage"] = {"task": task("TASK_STATE_COMPLETED")}
+    agent.results["GetTask"] = agent.results["CancelTask"] = task("TASK_STATE_CANCELED")
+    http = slow_agent(agent, 3)
+    registry = AgentRegistry.from_dict({"agents": [{"name": "slow", "url": BASE}]})
+
+    async def registry_send() -> Any:
+        async with registry.client("slow", timeout=0.5, http_client=http) as client:
+            return await client.send_message("hi")
+
+    calls: list[Callable[[], Awaitable[Any]]] = [
+        lambda: send_text(BASE, "hi", timeout=0.5, http_client=http),
+        lambda: get_task(BASE, "t1", timeout=0.5, http_client=http),
+        lambda: cancel_task(BASE, "t1", timeout=0.5, http_client=http),
+        registry_send,
+    ]
+    for call in calls:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError):
+            await call()
+        assert anyio.current_time() - start == pytest.approx(0.5)
+    await http.aclose()
 
 
 async def test_what_a_registry_entry_leaves_unsaid_is_the_pool_s() -> None:
