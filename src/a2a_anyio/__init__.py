@@ -8,7 +8,14 @@ from a2a_anyio import _model
 from a2a_anyio._abandon import CancelOutcome
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
-from a2a_anyio._client import A2AClient, ClientOptions, SendOptions, StreamOptions
+from a2a_anyio._client import (
+    A2AClient,
+    ClientOptions,
+    FanOutOptions,
+    FanOutStreamOptions,
+    SendOptions,
+    StreamOptions,
+)
 from a2a_anyio._conversation import Conversation, ConversationTurn, SyncConversation
 from a2a_anyio._deadline import CLIENT_TIMEOUT
 from a2a_anyio._errors import (
@@ -23,6 +30,7 @@ from a2a_anyio._errors import (
     A2ATimeoutError,
     AuthRequiredError,
     ContentTypeNotSupportedError,
+    ContextMismatchError,
     ExtendedCardNotConfiguredError,
     ExtensionSupportRequiredError,
     InvalidAgentResponseError,
@@ -186,12 +194,15 @@ __all__ = [
     "CardVerifier",
     "ClientOptions",
     "ContentTypeNotSupportedError",
+    "ContextMismatchError",
     "Conversation",
     "ConversationTurn",
     "DataPart",
     "ExtendedCardNotConfiguredError",
     "ExtensionSupportRequiredError",
+    "FanOutOptions",
     "FanOutStream",
+    "FanOutStreamOptions",
     "FilePart",
     "Interceptor",
     "InvalidAgentResponseError",

@@ -198,6 +198,18 @@ class Credentials(NamedTuple):
     def allows(self, url: str) -> bool:
         return origin_of(url) in self.origins
 
+    @property
+    def unschemed(self) -> bool:
+        """True when the ``Authorization`` value sent has no scheme (a bare token such as
+        ``secret-token``, where ``Bearer secret-token`` was meant)."""
+        if self.auth is not None:
+            return False  # a scheme sets its own value
+        value = None
+        for name, given in (*self.headers.items(), *self.call_headers.items()):
+            if name.lower() == "authorization":
+                value = given  # the call's over the client's
+        return value is not None and " " not in value.strip()
+
     def for_call(self, *layers: Mapping[str, str]) -> Credentials:
         """These credentials with the headers of one call, each layer over those before it
         (checked already: ``check_headers``)."""

@@ -38,7 +38,14 @@ from a2a_anyio._auth import (
 )
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._card import AgentCardFetcher, card_urls
-from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, deadline, resolve_timeout
+from a2a_anyio._deadline import (
+    CLIENT_TIMEOUT,
+    Timeout,
+    check_timeout,
+    deadline,
+    resolve_timeout,
+    stream_limits_named,
+)
 from a2a_anyio._deadline import Call as CallInProgress
 from a2a_anyio._dialects import (
     Call,
@@ -176,9 +183,10 @@ class PoolOptions(AgentOptions, total=False):
 EventCallback = Callable[[StreamEvent], Any]
 
 
-class SendOptions(TypedDict, total=False):
-    """The options of ``send_message`` a conversation's turn takes (``Conversation.send``):
-    all but ``context_id`` and ``task_id``, which the conversation sets."""
+class FanOutOptions(TypedDict, total=False):
+    """The options of ``send_message`` each send of a fan-out takes (``fan_out``,
+    ``AgentPool.fan_out``, ``SyncAgentPool.fan_out``): those of ``SendOptions`` but
+    ``timeout`` and ``cancel_on_exit``, which are the fan-out's own."""
 
     metadata: Mapping[str, Any] | None
     blocking: bool
@@ -186,14 +194,20 @@ class SendOptions(TypedDict, total=False):
     accepted_output_modes: list[str] | None
     push_config: PushNotificationConfig | None
     on_event: EventCallback | None
-    timeout: Timeout
     headers: Mapping[str, str] | None
+
+
+class SendOptions(FanOutOptions, total=False):
+    """The options of ``send_message`` a conversation's turn takes (``Conversation.send``):
+    all but ``context_id`` and ``task_id``, which the conversation sets."""
+
+    timeout: Timeout
     cancel_on_exit: bool | None
 
 
-class StreamOptions(TypedDict, total=False):
-    """The options of ``stream_message`` a conversation's turn takes
-    (``Conversation.stream``): all but ``context_id`` and ``task_id``."""
+class FanOutStreamOptions(TypedDict, total=False):
+    """The options of ``stream_message`` each stream of ``fan_out_stream`` takes: those of
+    ``StreamOptions`` but ``cancel_on_exit``, which is the fan-out's own."""
 
     metadata: Mapping[str, Any] | None
     history_length: int | None
@@ -203,6 +217,12 @@ class StreamOptions(TypedDict, total=False):
     total_timeout: float | None
     resume: bool | None
     headers: Mapping[str, str] | None
+
+
+class StreamOptions(FanOutStreamOptions, total=False):
+    """The options of ``stream_message`` a conversation's turn takes
+    (``Conversation.stream``): all but ``context_id`` and ``task_id``."""
+
     cancel_on_exit: bool | None
 
 
@@ -453,20 +473,16 @@ class A2AClient:
         self.url = check_url(url) if url is not None else None
         self.endpoint = check_url(endpoint, "endpoint") if endpoint is not None else None
         self.protocol = protocol
-        self.timeout = timeout
-        self.idle_timeout = idle_timeout
+        self.timeout = check_timeout(timeout)
+        self.idle_timeout = check_timeout(idle_timeout, "idle_timeout")
+        check_timeout(connect_timeout, "connect_timeout")
         if keep_events is not None and keep_events < 0:
             raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
         self.keep_events = keep_events
         if not isinstance(cancel_on_exit, bool):
             _refuse("cancel_on_exit", cancel_on_exit, "a bool")
         self.cancel_on_exit = cancel_on_exit
-        if (
-            isinstance(cancel_grace, bool)
-            or not isinstance(cancel_grace, (int, float))
-            or not 0 <= cancel_grace < math.inf
-        ):
-            raise ValueError(f"cancel_grace must be a number of seconds >= 0, not {cancel_grace!r}")
+        check_timeout(cancel_grace, "cancel_grace", no_limit=False)
         self.cancel_grace = float(cancel_grace)
         self.retry = retry if retry is not None else RetryPolicy()
         self.resume = resume
@@ -596,6 +612,8 @@ class A2AClient:
             if self._card is None:
                 raise ValueError("this client was made with endpoint= and no url: it has no card")
             return self._card
+        if timeout is not CLIENT_TIMEOUT:
+            check_timeout(timeout)
         return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout), creds)
 
     async def _fetch_card(
@@ -695,6 +713,8 @@ class A2AClient:
         limit). A part of the call ``within`` (a look at its task) has by default the limit
         ``_part_limit`` gives it, and always the call's deadline too."""
         self._check_open()
+        if timeout is not CLIENT_TIMEOUT:  # the call's own: checked as every timeout is
+            check_timeout(timeout)
         if within is not None and timeout is CLIENT_TIMEOUT:
             limit = self._part_limit(within)
         else:
@@ -1028,9 +1048,13 @@ class A2AClient:
         creds = self._credentials_for(headers)
         cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
         streams = on_event is not None or cancels
-        if streams and blocking and await self._can_stream(None, creds):
-            # Read as any stream is (the stream's own span), within the send's deadline.
-            with self._deadline(Op.SEND.value, timeout) as call:
+        with (
+            self._traced(Op.SEND.value) as span,
+            self._deadline(Op.SEND.value, timeout) as call,
+        ):
+            # Whether it streams is the card's to say: the card is read within the deadline.
+            if streams and blocking and await self._can_stream(call, creds):
+                # Read as any stream is (a span of its own, under the send's).
                 async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
                     stream = self._stream(Op.STREAM, Send(msg, config), None, None, None, creds)
                     try:
@@ -1038,14 +1062,10 @@ class A2AClient:
                             async for event in stream:
                                 if on_event is not None:
                                     await _notify(on_event, event)
-                            return await stream.result()
+                            return span.returned(await stream.result(), call.context)
                     finally:  # as last seen, and where it went: for the error of a deadline
                         call.task = stream.task
                         call.goes_to({**stream._context, "operation": Op.SEND.value})
-        with (
-            self._traced(Op.SEND.value) as span,
-            self._deadline(Op.SEND.value, timeout) as call,
-        ):
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
                 # The send's request is the call's own: only the call's deadline bounds it.
                 send = Send(msg, config)
@@ -1181,6 +1201,7 @@ class A2AClient:
         assert final is not None
         return final
 
+    @stream_limits_named
     def stream_message(
         self,
         message: MessageInput,
@@ -1226,6 +1247,7 @@ class A2AClient:
         cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
         return self._stream(Op.STREAM, send, idle_timeout, total_timeout, resume, creds, cancels)
 
+    @stream_limits_named
     def subscribe(
         self,
         task_id: str,
@@ -1261,6 +1283,8 @@ class A2AClient:
         credentials: Credentials,
         cancel_on_exit: bool = False,
     ) -> MessageStream:
+        check_timeout(idle_timeout, "idle_timeout")
+        check_timeout(total_timeout, "total_timeout")
         resume = self.resume if resume is None else resume
         agent = self.url or self.endpoint
         source = _ClientStream(

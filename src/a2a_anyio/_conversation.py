@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._errors import A2AProtocolError, AuthRequiredError
-from a2a_anyio._model import Message, Task, TaskState
-from a2a_anyio._stream import MessageStream
+from a2a_anyio._errors import A2AProtocolError, AuthRequiredError, ContextMismatchError
+from a2a_anyio._model import Message, StreamEvent, Task, TaskState
+from a2a_anyio._stream import MessageStream, StreamHooks
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -46,6 +46,16 @@ class Conversation:
     when none was given. ``task`` is the open task (None when the last one finished),
     ``history`` the turns, ``state()`` a plain dict to resume from
     (``client.conversation(state=...)``).
+
+    An agent that answers a turn in another context than the conversation's is refused with
+    ``ContextMismatchError`` (both ids on it, the answer in its ``events``), and the
+    conversation takes nothing from that answer: its context and open task stay as they
+    were. The protocol has an agent keep the context a message names; one that moves the
+    dialogue elsewhere would have the next turns land in a context the caller never chose,
+    the earlier turns out of the agent's sight, and following it silently would hide that.
+    To go on where the agent went, start a conversation there:
+    ``client.conversation(error.received_context_id)``. Before the first answer names a
+    context (none was given), any context is the conversation's.
     """
 
     def __init__(
@@ -107,12 +117,16 @@ class Conversation:
         Raises:
             AuthRequiredError: the task is ``auth-required``; it stays the open task, so that
                 a turn after the credentials are fixed continues it.
+            ContextMismatchError: the agent answered in another context than the
+                conversation's; the turn is not recorded, the answer is in the error's ``events``.
             TypeError: ``context_id`` or ``task_id`` given (the conversation sets them), or
                 what ``send_message`` raises.
             A2AClientError: as ``A2AClient.send_message``; the conversation is then unchanged.
         """
         sent = self._next_turn(message, options)
         result = await self._client.send_message(sent, **options)
+        if self._elsewhere(result):
+            raise self._moved(result, "send")
         self._record(ConversationTurn(sent, result))
         failed = self.auth_required
         if failed is not None:
@@ -122,7 +136,10 @@ class Conversation:
     def stream(self, message: MessageInput, **options: Unpack[StreamOptions]) -> MessageStream:
         """Send the next turn as ``A2AClient.stream_message`` does (its options), and return
         its stream; the conversation learns the task from the stream's events as they are
-        read. An ``auth-required`` end is one of those events (see ``auth_required``).
+        read. An ``auth-required`` end is one of those events (see ``auth_required``). An
+        event in another context than the conversation's ends the stream with
+        ``ContextMismatchError`` (raised while it is read); the turn then stays in
+        ``history`` with nothing received.
 
         Raises:
             TypeError: ``context_id`` or ``task_id`` given (the conversation sets them), or
@@ -130,6 +147,8 @@ class Conversation:
         """
         sent = self._next_turn(message, options)
         stream = self._client.stream_message(sent, **options)
+        if self._context_id is not None:
+            stream._hooks = _InContext(self, stream._hooks)
         self._history.append(ConversationTurn(sent))
         self._stream = stream
         return stream
@@ -166,13 +185,31 @@ class Conversation:
             task_id=task.id if task is not None else sent.task_id,
         )
 
+    def _elsewhere(self, answer: StreamEvent) -> bool:
+        """True when ``answer`` names a context and the conversation another one."""
+        received = answer.context_id
+        return self._context_id is not None and bool(received) and received != self._context_id
+
+    def _moved(self, answer: StreamEvent, operation: str | None = None) -> ContextMismatchError:
+        """The error that refuses ``answer``, in another context than the conversation's."""
+        assert self._context_id is not None and answer.context_id
+        client = self._client
+        return ContextMismatchError(
+            expected_context_id=self._context_id,
+            received_context_id=answer.context_id,
+            events=[answer],
+            agent=client.url or client.endpoint,
+            operation=operation,
+        )
+
     def _observe(self) -> None:
-        """Take in what the latest turn's stream has shown so far."""
+        """Take in what the latest turn's stream has shown so far (nothing from a stream
+        in another context)."""
         stream = self._stream
         if stream is None:
             return
         shown = stream.message or stream.task
-        if shown is not None:
+        if shown is not None and not self._elsewhere(shown):
             self._history[-1].received = shown
             self._learn(shown)
 
@@ -197,6 +234,31 @@ class Conversation:
             self._history = [_turn_from(turn) for turn in history]
         except (KeyError, TypeError, AttributeError, A2AProtocolError):
             raise ValueError(f"not a conversation state: {STATE_SHAPE}") from None
+
+
+class _InContext:
+    """The hooks of a conversation's stream: an event in another context than the
+    conversation's ends the stream with ``ContextMismatchError``; the stream's own hooks
+    (the client's interceptors) are told of everything else as before."""
+
+    def __init__(self, conversation: Conversation, hooks: StreamHooks | None) -> None:
+        self._conversation = conversation
+        self._hooks = hooks
+
+    async def begin(self) -> None:
+        if self._hooks is not None:
+            await self._hooks.begin()
+
+    async def event(self, event: StreamEvent) -> None:
+        if self._conversation._elsewhere(event):
+            raise self._conversation._moved(event)
+        if self._hooks is not None:
+            await self._hooks.event(event)
+
+    async def end(self, result: Task | Message | None, error: Exception | None) -> Exception | None:
+        if self._hooks is None:
+            return error
+        return await self._hooks.end(result, error)
 
 
 class SyncConversation:

@@ -8,10 +8,11 @@ server does.
 from __future__ import annotations
 
 import enum
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import anyio
 
@@ -19,6 +20,9 @@ from a2a_anyio._errors import A2ATimeoutError, ErrorContext
 
 if TYPE_CHECKING:
     from a2a_anyio._model import StreamEvent
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class _Default(enum.Enum):
@@ -33,6 +37,42 @@ on in a wrapper that forwards ``timeout``)."""
 
 #: A per-call ``timeout``: seconds, None for no limit, or ``CLIENT_TIMEOUT``.
 Timeout = float | _Default | None
+
+
+def check_timeout(value: object, name: str = "timeout", *, no_limit: bool = True) -> float | None:
+    """A time limit as a caller gives it: the one rule of every ``timeout``, ``idle_timeout``,
+    ``total_timeout``... of the library. None is no limit (unless ``no_limit`` is false);
+    otherwise a positive, finite number of seconds (an ``int`` or a ``float``). The command
+    line's ``--timeout 0`` is its spelling of None.
+
+    Raises:
+        TypeError: neither None nor a number (a str, a bool...).
+        ValueError: 0, a negative number, NaN or infinity.
+    """
+    accepted = "a positive, finite number of seconds" + (" or None (no limit)" if no_limit else "")
+    if value is None and no_limit:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be {accepted}, not {type(value).__name__}")
+    if not 0 < value < math.inf:  # NaN is neither
+        raise ValueError(f"{name} must be {accepted}, not {value!r}")
+    return value
+
+
+def stream_limits_named(func: Callable[P, R]) -> Callable[P, R]:
+    """``func`` (a stream's opener) refusing ``timeout=`` with a ``TypeError`` that names
+    the stream's limits, ``total_timeout`` and ``idle_timeout``."""
+
+    @functools.wraps(func)
+    def opens(*args: P.args, **kwargs: P.kwargs) -> R:
+        if "timeout" in kwargs:
+            raise TypeError(
+                f"{func.__name__}() takes no timeout=: did you mean total_timeout= (the whole "
+                "stream) or idle_timeout= (the gap between events)?"
+            )
+        return func(*args, **kwargs)
+
+    return opens
 
 
 def resolve_timeout(timeout: Timeout, default: float | None) -> float | None:

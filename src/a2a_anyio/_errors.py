@@ -223,6 +223,29 @@ class A2AProtocolError(A2AClientError):
         self.limit = limit
 
 
+class ContextMismatchError(A2AProtocolError):
+    """An agent answered a conversation's turn in another context than the conversation's:
+    ``expected_context_id`` is the conversation's, ``received_context_id`` the one the
+    answer names; ``events`` holds the answer (its event, for a stream). The conversation
+    takes nothing from it (see ``Conversation``)."""
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        expected_context_id: str,
+        received_context_id: str,
+        **kwargs: Any,
+    ) -> None:
+        self.expected_context_id = expected_context_id
+        self.received_context_id = received_context_id
+        text = (
+            f"the agent answered in context {clipped(received_context_id, 64)}, not in the "
+            f"conversation's {clipped(expected_context_id, 64)}"
+        )
+        super().__init__(message or text, **kwargs)
+
+
 class A2ARPCError(A2AClientError):
     """A JSON-RPC error object from the server, with ``code``, ``data`` and v1.0 ``reason``."""
 

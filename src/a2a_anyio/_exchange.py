@@ -4,6 +4,7 @@ retry policy, opened as a stream, or a call answered either way."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
@@ -15,6 +16,12 @@ from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import StreamWire
 from a2a_anyio._transport import Transport
+
+#: What a 401 to an ``Authorization`` value without a scheme adds to its error.
+_NO_SCHEME = (
+    "; the Authorization value sent has no scheme: auth= is the whole header value, so a "
+    "token goes as auth=Bearer(token) or auth='Bearer <token>'"
+)
 
 
 class Exchange:
@@ -86,15 +93,21 @@ class Exchange:
                 call.goes_to(request.context)
                 return await tried()
         except A2AAuthError as exc:
-            self._raise_asking(exc)
+            self.raise_asking(exc, credentials)
 
-    def _raise_asking(self, exc: A2AAuthError) -> NoReturn:
-        """Raise ``exc``, or a new error that also says what the card asks for."""
+    def raise_asking(self, exc: A2AAuthError, credentials: Credentials) -> NoReturn:
+        """Raise ``exc``, or a new error that also says what the card asks for and, after a
+        401 to an ``Authorization`` value without a scheme (``auth="secret-token"``), how to
+        give one: ``auth`` is the whole header value."""
         schemes = [] if exc.schemes else self._schemes()
-        if not schemes:
+        said = exc.message
+        if schemes:
+            said += f" (the agent asks for: {'; or '.join(schemes)})"
+        if exc.status_code == 401 and credentials.unschemed and _NO_SCHEME not in said:
+            said += _NO_SCHEME
+        if said == exc.message:
             raise exc
-        asks = f"{exc.message} (the agent asks for: {'; or '.join(schemes)})"
-        instead(exc.with_context(message=asks, schemes=schemes))
+        instead(exc.with_context(message=said, schemes=schemes or exc.schemes))
 
     def stream(
         self,
@@ -110,7 +123,8 @@ class Exchange:
         conn = self.carrier(codec).stream(
             request, credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
         )
-        return StreamWire(conn, codec, request, fall_back, self.types)
+        failed = functools.partial(self.raise_asking, credentials=credentials)
+        return StreamWire(conn, codec, request, fall_back, self.types, failed)
 
     async def events(
         self,
@@ -152,7 +166,7 @@ class Exchange:
                 observer=self.transport.observer,
             )
         except A2AAuthError as exc:
-            self._raise_asking(exc)
+            self.raise_asking(exc, credentials)
         conn = wire.conn
         try:
             if conn.error_response is not None:

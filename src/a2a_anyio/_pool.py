@@ -15,10 +15,12 @@ from a2a_anyio._client import (
     AgentOptions,
     ClientArguments,
     ClientOptions,
+    FanOutOptions,
+    FanOutStreamOptions,
     MessageInput,
     check_send,
 )
-from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
 from a2a_anyio._http import (
@@ -49,8 +51,9 @@ class AgentPool:
     closes them all and the connections; it is idempotent and safe on a pool never used, and
     the pool stays usable: the next call makes new clients over fresh connections.
 
-    Wherever a URL is accepted, the name of an agent of ``registry`` works too (its entry's
-    options win over ``client_options``), and in fan-outs the name of a group. Without
+    Wherever a URL is accepted, the name of an agent of ``registry`` works too (what its
+    entry's file says wins over the pool's options; what it leaves unsaid, a timeout say, is
+    the pool's), and in fan-outs the name of a group. Without
     ``registry``, ``AgentRegistry.load()`` is read the first time a name is used.
     ``register_type`` registers a payload type with every client, those made later too.
 
@@ -76,6 +79,7 @@ class AgentPool:
     ) -> None:
         # Bad credentials and interceptors fail here, not at the first use of an agent.
         opts = client_options
+        check_timeout(timeout)
         check_options(opts.get("auth"), opts.get("headers"), opts.get("cookies"))
         Interceptors(opts.get("interceptors", ()))
         self._tracing = tracing_for(tracing)  # without OpenTelemetry: ImportError now
@@ -173,7 +177,7 @@ class AgentPool:
             raise AgentRegistryError(f"{url!r} is a group of agents: fan out to it instead")
         options: ClientArguments = {**self._options, **registry.entry(url).client_options()}
         # The shared pool was made with the pool's TLS settings; other ones need their own.
-        if options.get("verify", True) == self._verify:
+        if options.get("verify", self._verify) == self._verify:
             options["http_client"] = self.http_client
         return A2AClient(**options)
 
@@ -183,7 +187,7 @@ class AgentPool:
         *,
         text: str | None = None,
         data: Any = None,
-        timeout: float | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
         metadata: Mapping[str, Any] | None = None,
         context_id: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -193,8 +197,9 @@ class AgentPool:
         ``{"text": ...}``. ``headers`` go with its requests, as ``send_message``'s.
 
         A task that is still running when the agent answers is followed up as
-        ``send_message`` does; ``timeout`` bounds the whole call (None: no limit, each look at
-        the task within the client's timeout). A failed, rejected, canceled or interrupted task raises
+        ``send_message`` does; ``timeout`` bounds the whole call (by default the pool's
+        ``timeout``; None: no limit, each look at the task within the pool's timeout). A
+        failed, rejected, canceled or interrupted task raises
         ``TaskFailedError`` carrying the status message; a completed task without artifacts
         raises ``A2AProtocolError``.
 
@@ -238,7 +243,7 @@ class AgentPool:
         limit: int | None = None,
         first: int | None = None,
         cancel_on_exit: bool = True,
-        **send_options: Any,
+        **send_options: Unpack[FanOutOptions],
     ) -> list[AgentResult]:
         """``fan_out`` over this pool's clients.
 
@@ -263,7 +268,7 @@ class AgentPool:
         limit: int | None = None,
         fail_fast: bool = False,
         cancel_on_exit: bool = True,
-        **stream_options: Any,
+        **stream_options: Unpack[FanOutStreamOptions],
     ) -> FanOutStream:
         """``fan_out_stream`` over this pool's clients.
 
@@ -355,7 +360,7 @@ async def fan_out(
     first: int | None = None,
     pool: AgentPool | None = None,
     cancel_on_exit: bool = True,
-    **send_options: Any,
+    **send_options: Unpack[FanOutOptions],
 ) -> list[AgentResult]:
     """Send ``message`` to every target at once; one ``AgentResult`` per target, in order
     (a registry group counts as its agents; a single name or URL may be given alone).
@@ -374,20 +379,23 @@ async def fan_out(
 
     Raises:
         AgentRegistryError: a target names no URL, agent or group of the registry.
-        ValueError: ``first`` is below 1, or a message that cannot be made into a ``Message``.
+        ValueError: ``first`` is below 1, a ``timeout`` that is not positive and finite, or a
+            message that cannot be made into a ``Message``.
             Failures of the agents are not raised: each is the ``error`` of its ``AgentResult``.
         TypeError: an option of the send of the wrong type (as ``A2AClient.send_message``).
     """
     if first is not None and first < 1:
         raise ValueError("first must be at least 1")
+    check_timeout(timeout)
     check_send(message, send_options)
+    options: dict[str, Any] = dict(send_options)
     if timeout is not None:  # each send may take the fan-out's time, not the client's
-        send_options.setdefault("timeout", timeout)
+        options["timeout"] = timeout
     async with AsyncExitStack() as stack:
         named = await _clients(targets, pool, stack)
         return await send_all(
             named, message, timeout=timeout, limit=limit, first=first,
-            send_options=send_options, cancel_abandoned=cancel_on_exit,
+            send_options=options, cancel_abandoned=cancel_on_exit,
         )  # fmt: skip
 
 
@@ -395,13 +403,27 @@ class FanOutStream(MergedStreams):
     """``fan_out_stream``: merged streams that also close the pool they made, if any."""
 
     def __init__(
-        self, targets: Sequence[Target] | str, pool: AgentPool | None, **options: Any
+        self,
+        targets: Sequence[Target] | str,
+        pool: AgentPool | None,
+        message: MessageInput,
+        stream_options: FanOutStreamOptions,
+        *,
+        timeout: float | None = None,
+        stream_timeout: float | None = None,
+        limit: int | None = None,
+        fail_fast: bool = False,
+        cancel_cut: bool = True,
     ) -> None:
         self._targets = [targets] if isinstance(targets, str) else list(targets)
         self._pool = pool
-        self._stream_options = options.pop("stream_options")
+        self._message = message
+        self._stream_options = stream_options
         self._stack = AsyncExitStack()
-        super().__init__({}, **options)
+        super().__init__(
+            {}, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
+            fail_fast=fail_fast, cancel_cut=cancel_cut,
+        )  # fmt: skip
 
     async def __aenter__(self) -> FanOutStream:
         try:
@@ -413,7 +435,7 @@ class FanOutStream(MergedStreams):
             if name in self.streams:  # the same agent twice: keep both streams apart
                 name = f"{name}#{len(self.streams)}"
             self.streams[name] = client.stream_message(
-                **self._stream_options, cancel_on_exit=self.cancel_cut
+                self._message, **self._stream_options, cancel_on_exit=self.cancel_cut
             )
         try:
             await super().__aenter__()
@@ -444,7 +466,7 @@ def fan_out_stream(
     fail_fast: bool = False,
     pool: AgentPool | None = None,
     cancel_on_exit: bool = True,
-    **stream_options: Any,
+    **stream_options: Unpack[FanOutStreamOptions],
 ) -> FanOutStream:
     """Stream ``message`` to every target at once, merged: ``async with ... as merged``.
 
@@ -457,12 +479,14 @@ def fan_out_stream(
         AgentRegistryError: (on entering it) a target names no URL, agent or group of the
             registry. With ``fail_fast=True`` the first stream's error is raised while reading;
             otherwise each failure is a ``StreamItem`` whose event is the error.
-        ValueError: a message that cannot be made into a ``Message``.
+        ValueError: a message that cannot be made into a ``Message``, or a ``timeout`` or
+            ``stream_timeout`` that is not positive and finite.
         TypeError: an option of the stream of the wrong type (as ``A2AClient.stream_message``).
     """
+    check_timeout(timeout)
+    check_timeout(stream_timeout, "stream_timeout")
     check_send(message, stream_options)
     return FanOutStream(
-        targets, pool, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
-        fail_fast=fail_fast, cancel_cut=cancel_on_exit,
-        stream_options={"message": message, **stream_options},
+        targets, pool, message, stream_options, timeout=timeout, stream_timeout=stream_timeout,
+        limit=limit, fail_fast=fail_fast, cancel_cut=cancel_on_exit,
     )  # fmt: skip

@@ -65,7 +65,10 @@ class AgentEntry:
     ``binding`` (``jsonrpc``, ``rest`` or ``grpc``) is the preferred binding, the others
     being the fallbacks. ``retries`` is the number of tries in all, the first included
     (``RetryPolicy(attempts=retries)``; None: the client's default policy, 3 tries).
-    ``source`` and ``where`` name the file and the entry it came from.
+    ``source`` and ``where`` name the file and the entry it came from; ``given`` the fields
+    among ``protocol``, ``binding``, ``timeout_seconds`` and ``verify`` that its file set (in
+    the entry or the file's ``defaults``): in a pool, the pool's options apply in place of
+    the others (None: all four are the entry's, as for an entry made in code).
     """
 
     name: str
@@ -85,6 +88,7 @@ class AgentEntry:
     tags: tuple[str, ...] = ()
     source: str | None = field(default=None, compare=False, repr=False)
     where: str | None = field(default=None, compare=False, repr=False)
+    given: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     def _error(self, message: str, field: str | None = None, **kw: Any) -> AgentRegistryError:
         return AgentRegistryError(
@@ -127,12 +131,17 @@ class AgentEntry:
     def client_options(self, env: Mapping[str, str] | None = None) -> ClientArguments:
         """The ``A2AClient`` keyword arguments of this entry, variables substituted."""
         env = os.environ if env is None else env
-        opts: ClientArguments = {
-            "protocol": self.protocol,
-            "bindings": preferring(self.binding),
-            "timeout": self.timeout_seconds,
-            "verify": self.verify,
-        }
+        opts: ClientArguments = {}
+        given = self.given
+        # What the file left unsaid is left out: the client's defaults, or a pool's options.
+        if given is None or "protocol" in given:
+            opts["protocol"] = self.protocol
+        if given is None or "binding" in given:
+            opts["bindings"] = preferring(self.binding)
+        if given is None or "timeout_seconds" in given:
+            opts["timeout"] = self.timeout_seconds
+        if given is None or "verify" in given:
+            opts["verify"] = self.verify
         if isinstance(self.verify, str) and not Path(self.verify).is_file():
             raise self._error(
                 f"no CA bundle file at {self.verify!r} (verify takes true, false or the path "

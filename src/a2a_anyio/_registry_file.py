@@ -227,6 +227,7 @@ class Parser:
             tags=tuple(dict.fromkeys(tags)),
             source=self.source,
             where=where,
+            given=frozenset(opts),
             **opts,
         )
 

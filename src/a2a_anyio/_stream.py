@@ -18,6 +18,7 @@ from a2a_anyio._abandon import CancelOutcome, LastSeen, cancel_abandoned
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._bindings.base import EventData
 from a2a_anyio._errors import (
+    A2AAuthError,
     A2AClientError,
     A2AProtocolError,
     A2ATimeoutError,
@@ -48,7 +49,16 @@ class StreamWire:
     plain answer to a stream's first request: True when the client moved to another wire
     because of it, and the stream is to be opened again."""
 
-    __slots__ = ("codec", "conn", "decode", "events", "fall_back", "request", "types")
+    __slots__ = (
+        "auth_failed",
+        "codec",
+        "conn",
+        "decode",
+        "events",
+        "fall_back",
+        "request",
+        "types",
+    )
 
     def __init__(
         self,
@@ -57,8 +67,12 @@ class StreamWire:
         request: WireRequest[Any],
         fall_back: Callable[[A2AClientError], bool] | None = None,
         types: PayloadTypes | None = None,
+        auth_failed: Callable[[A2AAuthError], NoReturn] | None = None,
     ) -> None:
         self.conn = conn
+        #: Raises an auth error of a plain answer as the client completes it (what the card
+        #: asks for, how to give a token).
+        self.auth_failed = auth_failed
         self.codec = codec
         self.request = request
         self.events = codec.event_decoder(request)
@@ -76,9 +90,14 @@ class StreamWire:
 
     def answer(self, resp: Reply) -> StreamEvent:
         """The one event of a plain (non-stream) answer, or the error it carries raised."""
-        event: StreamEvent = self.codec.decode(
-            self.request, resp.status, resp.headers, resp.content
-        )
+        try:
+            event: StreamEvent = self.codec.decode(
+                self.request, resp.status, resp.headers, resp.content
+            )
+        except A2AAuthError as exc:
+            if self.auth_failed is None:
+                raise
+            self.auth_failed(exc)
         self._type(event)
         return event
 
@@ -355,7 +374,7 @@ class MessageStream:
         answer to the ``first`` request may move the client to another wire (detection, as
         for any call): the stream is then opened again on that one."""
         while True:
-            wire = await opener(self.limits)
+            wire = await self._within(opener(self.limits))  # discovery too, when it is needed
             conn = wire.conn
             self._decode = wire.decode
             self._follower.ends = wire.events.ends

@@ -21,7 +21,7 @@ from anyio.from_thread import BlockingPortal
 
 from a2a_anyio._abandon import CancelOutcome
 from a2a_anyio._client import A2AClient, ClientOptions, EventCallback, MessageInput
-from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, stream_limits_named
 from a2a_anyio._model import (
     AgentCapabilities,
     AgentCard,
@@ -346,6 +346,7 @@ class SyncA2AClient(Facade):
             )
         )
 
+    @stream_limits_named
     def stream_message(
         self,
         message: MessageInput,
@@ -393,6 +394,7 @@ class SyncA2AClient(Facade):
             )
         )
 
+    @stream_limits_named
     def subscribe(
         self,
         task_id: str,

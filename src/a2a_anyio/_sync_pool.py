@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient, MessageInput, PoolOptions
+from a2a_anyio._client import A2AClient, FanOutOptions, MessageInput, PoolOptions
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._fanout import AgentResult
 from a2a_anyio._payloads import Decoder
@@ -114,7 +114,7 @@ class SyncAgentPool(Facade):
         *,
         text: str | None = None,
         data: Any = None,
-        timeout: float | None = None,
+        timeout: Timeout = CLIENT_TIMEOUT,
         metadata: Mapping[str, Any] | None = None,
         context_id: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -122,7 +122,8 @@ class SyncAgentPool(Facade):
         """Send a user message (a text and/or a data part) and return the result as a dict:
         the data part of the completed task's artifacts, else ``{"text": ...}``.
 
-        A task still running when the agent answers is waited for (``timeout``); a failed,
+        A task still running when the agent answers is waited for (``timeout``: by default
+        the pool's; None: no limit); a failed,
         rejected, canceled or interrupted task raises ``TaskFailedError``.
 
         Raises:
@@ -151,7 +152,7 @@ class SyncAgentPool(Facade):
         limit: int | None = None,
         first: int | None = None,
         cancel_on_exit: bool = True,
-        **send_options: Any,
+        **send_options: Unpack[FanOutOptions],
     ) -> list[AgentResult]:
         """Send ``message`` to every target at once; one ``AgentResult`` per target, in order.
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from a2a_anyio._abandon import LastSeen
-from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
 from a2a_anyio._errors import (
     UNSAFE_CHARACTERS,
     A2AClientError,
@@ -376,6 +376,8 @@ class AgentTool:
     ) -> None:
         if name is not None and (not isinstance(name, str) or not NAME.fullmatch(name)):
             raise ValueError(f"a tool's name is 1 to 64 letters, digits, '_' or '-', not {name!r}")
+        if timeout is not CLIENT_TIMEOUT:
+            check_timeout(timeout)
         self._client = client
         self._card = card
         self._name = name if name is not None else tool_name(card.name)

@@ -150,6 +150,43 @@ async def test_401_names_the_schemes_the_card_asks_for() -> None:
     assert "the agent asks for: bearer (HTTP Bearer" in str(info.value)
 
 
+NO_SCHEME = "the Authorization value sent has no scheme: auth= is the whole header value"
+
+
+async def test_a_401_to_a_token_without_its_scheme_says_how_to_give_one() -> None:
+    agent = Agent()
+    agent.reject.add("secret-token")
+    async with agent.client(auth="secret-token") as client:
+        with pytest.raises(A2AAuthError) as unary:
+            await client.get_task("t")
+        with pytest.raises(A2AAuthError) as streamed:
+            async with client.stream_message("hi") as stream:
+                async for _ in stream:
+                    pass
+        with pytest.raises(A2AAuthError) as sent:
+            await client.send_message("hi", on_event=print)
+    for info in (unary, streamed, sent):
+        said = str(info.value)
+        assert info.value.status_code == 401
+        assert said.count(NO_SCHEME) == 1 and "auth=Bearer(token)" in said
+        assert "secret-token" not in said
+
+
+async def test_a_token_with_its_scheme_gets_no_such_hint() -> None:
+    agent = Agent()
+    agent.reject.update({"Bearer secret-token", "secret-token"})
+    for options in (
+        {"auth": "Bearer secret-token"},
+        {"auth": Bearer("secret-token")},
+        {"auth": "secret-token", "headers": {}},
+    ):
+        async with agent.client(**options) as client:
+            scheme = {"Authorization": "Bearer secret-token"} if "headers" in options else None
+            with pytest.raises(A2AAuthError) as info:
+                await client.get_task("t", headers=scheme)
+        assert NO_SCHEME not in str(info.value), options
+
+
 async def test_secrets_never_show() -> None:
     agent = Agent()
     agent.reject.add("Bearer hush-hush")

@@ -383,9 +383,11 @@ async def test_a_finished_stream_or_a_final_task_is_never_cancelled() -> None:
 
 
 async def test_the_options_are_checked() -> None:
-    with pytest.raises(
-        ValueError, match=r"^cancel_grace must be a number of seconds >= 0, not -1$"
-    ):
-        A2AClient("http://agent.test", cancel_grace=-1)
+    for grace in (-1, 0):
+        with pytest.raises(
+            ValueError,
+            match=rf"^cancel_grace must be a positive, finite number of seconds, not {grace}$",
+        ):
+            A2AClient("http://agent.test", cancel_grace=grace)
     with pytest.raises(TypeError, match=r"^cancel_on_exit must be a bool, not str$"):
         A2AClient("http://agent.test", cancel_on_exit="yes")  # type: ignore[arg-type]

@@ -7,7 +7,18 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from a2a_anyio import A2AClient, AgentPool, ClientOptions, SendOptions, StreamOptions
+from a2a_anyio import (
+    A2AClient,
+    AgentPool,
+    ClientOptions,
+    FanOutOptions,
+    FanOutStreamOptions,
+    SendOptions,
+    StreamOptions,
+    SyncAgentPool,
+    fan_out,
+    fan_out_stream,
+)
 from a2a_anyio._client import AgentOptions, ClientArguments, PoolOptions
 
 
@@ -50,3 +61,23 @@ def test_a_conversations_turn_options_are_the_calls_but_the_ids() -> None:
     ids = ("context_id", "task_id")
     assert _written(SendOptions) == _keywords(A2AClient.send_message, *ids)
     assert _written(StreamOptions) == _keywords(A2AClient.stream_message, *ids)
+
+
+def test_a_fan_out_s_options_are_the_calls_but_its_own() -> None:
+    """What a fan-out passes on to each send or stream: the call's options, but the ids and
+    those the fan-out takes itself."""
+    ids = ("context_id", "task_id")
+    assert _written(FanOutOptions) == _keywords(
+        A2AClient.send_message, *ids, "timeout", "cancel_on_exit"
+    )
+    assert _written(FanOutStreamOptions) == _keywords(
+        A2AClient.stream_message, *ids, "cancel_on_exit"
+    )
+    sends: tuple[Any, ...] = (fan_out, AgentPool.fan_out, SyncAgentPool.fan_out)
+    for func in sends:
+        options = inspect.signature(func).parameters["send_options"]
+        assert "Unpack[FanOutOptions]" in str(options.annotation)
+    streams: tuple[Any, ...] = (fan_out_stream, AgentPool.fan_out_stream)
+    for func in streams:
+        options = inspect.signature(func).parameters["stream_options"]
+        assert "Unpack[FanOutStreamOptions]" in str(options.annotation)

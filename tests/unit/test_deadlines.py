@@ -95,6 +95,51 @@ async def test_discovery_is_inside_the_deadline() -> None:
     assert took == pytest.approx(6) and error.timeout == "deadline"
 
 
+async def card_hangs(request: httpx.Request) -> httpx.Response:
+    """An agent whose card never comes (and whose calls answer at once)."""
+    if request.method == "GET":
+        await anyio.sleep_forever()
+    return httpx.Response(200, json=rpc_result(json.loads(request.content)["id"], TASK))
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("streams", ["on_event", "cancel_on_exit"])
+async def test_a_send_that_may_stream_reads_the_card_within_its_deadline(streams: str) -> None:
+    """Whether the send streams is the card's to say: reading it is a part of the call."""
+    options: dict[str, Any] = {"on_event": print} if streams == "on_event" else {}
+    async with client_for(card_hangs, url=BASE, endpoint=None, timeout=30) as client:
+        with pytest.raises(A2ATimeoutError) as info:
+            await client.send_message(
+                "hi", timeout=2, cancel_on_exit=streams == "cancel_on_exit", **options
+            )
+        assert anyio.current_time() == pytest.approx(2)
+    assert info.value.timeout == "deadline" and info.value.operation == "send"
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("entered", [True, False])
+async def test_a_stream_discovers_the_agent_within_its_total_timeout(entered: bool) -> None:
+    async with client_for(card_hangs, url=BASE, endpoint=None, timeout=30) as client:
+        with pytest.raises(A2ATimeoutError) as info:
+            if entered:
+                async with client.stream_message("hi", total_timeout=2):
+                    pass
+            else:
+                async for _ in client.stream_message("hi", total_timeout=2):
+                    pass
+        assert anyio.current_time() == pytest.approx(2)
+    assert info.value.timeout == "deadline"
+
+
+@on_mock_clock()
+async def test_a_stream_without_a_total_timeout_reads_the_card_within_the_client_s() -> None:
+    async with client_for(card_hangs, url=BASE, endpoint=None, timeout=7) as client:
+        with pytest.raises(A2ATimeoutError):
+            async with client.stream_message("hi"):
+                pass
+        assert anyio.current_time() == pytest.approx(7)
+
+
 @on_mock_clock()
 async def test_redirects_and_the_token_fetch_are_inside_the_deadline() -> None:
     async def handle(request: httpx.Request) -> httpx.Response:

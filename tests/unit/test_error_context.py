@@ -35,6 +35,7 @@ from a2a_anyio import (
     A2ATimeoutError,
     AgentRegistryError,
     AuthRequiredError,
+    ContextMismatchError,
     InvalidParamsError,
     MethodNotFoundError,
     OAuth2ClientCredentials,
@@ -113,6 +114,9 @@ SAMPLES: dict[type[A2AClientError], Callable[[], A2AClientError]] = {
         "no card", status_code=503, retry_after=1.0, not_found=True, retryable=False, **WHERE
     ),
     A2AProtocolError: lambda: A2AProtocolError("too big", limit=10, **WHERE),
+    ContextMismatchError: lambda: ContextMismatchError(
+        expected_context_id="c-1", received_context_id="c-2", limit=None, **WHERE
+    ),
     A2ARPCError: lambda: A2ARPCError("odd", code=-32050, data={"x": 1}, reason="ODD", **WHERE),
     TaskNotFoundError: lambda: TaskNotFoundError(
         "gone", task_id="t-1", data=_info("TASK_NOT_FOUND"), reason="TASK_NOT_FOUND", **WHERE

@@ -205,6 +205,8 @@ REQUIRED: dict[str, Any] = {
     "status_code": 500,
     "timeout": "deadline",
     "task": Task("t", None, TaskStatus(TaskState.FAILED)),
+    "expected_context_id": "c-1",
+    "received_context_id": "c-2",
 }
 
 

@@ -162,14 +162,17 @@ async def test_the_caller_s_mistakes_are_raised_once_before_any_agent_is_sent_th
     with pytest.raises(ValueError, match=SHAPE):
         await fan_out(clients, {"role": "user", "parts": ["hi"]})
     with pytest.raises(TypeError, match=r"^metadata must be a mapping \(dict\) of names"):
-        await fan_out(clients, "hi", metadata="skill", on_event=print)
+        await fan_out(clients, "hi", metadata="skill", on_event=print)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=SHAPE):
         fan_out_stream(clients, {"role": "user", "parts": ["hi"]})
     with pytest.raises(
         TypeError, match=r"^push_config must be a PushNotificationConfig, not dict$"
     ):
         fan_out_stream(
-            clients, "hi", push_config={"url": "https://hook.example/cb"}, idle_timeout=5
+            clients,
+            "hi",
+            push_config={"url": "https://hook.example/cb"},  # type: ignore[arg-type]
+            idle_timeout=5,
         )
     assert agents.requests == 0
 

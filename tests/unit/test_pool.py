@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -13,11 +14,23 @@ from a2a_anyio import (
     A2AProtocolError,
     A2ATimeoutError,
     AgentPool,
+    AgentRegistry,
+    SyncAgentPool,
     TaskFailedError,
     TaskNotFoundError,
+    cancel_task,
+    get_task,
+    send_text,
 )
 
-from ._support import BASE, FakeAgent, on_mock_clock, v1_card
+from ._support import (
+    BASE,
+    MOCK_CLOCK_BACKENDS,
+    FakeAgent,
+    mock_clock_options,
+    on_mock_clock,
+    v1_card,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -124,6 +137,98 @@ async def test_send_timeout_while_waiting() -> None:
     assert 6 < intervals < 12
 
 
+def slow_agent(agent: FakeAgent, seconds: float) -> httpx.AsyncClient:
+    """An httpx client of ``agent`` whose every answer to a call takes ``seconds``."""
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            await anyio.sleep(seconds)
+        return await agent.handle(request)
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handle))
+
+
+@on_mock_clock()
+async def test_the_pool_s_timeout_bounds_send_unless_the_call_gives_its_own() -> None:
+    agent = FakeAgent(v1_card())
+    done = [{"artifactId": "a", "parts": [{"text": "late"}]}]
+    agent.results["SendMessage"] = {"task": task("TASK_STATE_COMPLETED", done)}
+    async with AgentPool(timeout=0.5, http_client=slow_agent(agent, 3)) as pool:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError) as info:
+            await pool.send(BASE, text="hi")
+        assert info.value.timeout == "deadline"
+        assert anyio.current_time() - start == pytest.approx(0.5)
+        start = anyio.current_time()
+        assert await pool.send(BASE, text="hi", timeout=None) == {"text": "late"}
+        assert await pool.send(BASE, text="hi", timeout=5) == {"text": "late"}
+        assert anyio.current_time() - start == pytest.approx(6)
+
+
+@pytest.mark.parametrize("backend", MOCK_CLOCK_BACKENDS)
+def test_the_sync_pool_s_timeout_bounds_send(backend: str) -> None:
+    agent = FakeAgent(v1_card())
+    done = [{"artifactId": "a", "parts": [{"text": "late"}]}]
+    agent.results["SendMessage"] = {"task": task("TASK_STATE_COMPLETED", done)}
+    options = mock_clock_options(backend)
+    with SyncAgentPool(
+        backend=backend, backend_options=options, timeout=0.5, http_client=slow_agent(agent, 3)
+    ) as pool:
+        with pytest.raises(A2ATimeoutError) as info:
+            pool.send(BASE, text="hi")
+        assert info.value.timeout == "deadline"
+        assert pool.send(BASE, text="hi", timeout=None) == {"text": "late"}
+
+
+@on_mock_clock()
+async def test_the_one_shot_helpers_and_a_registry_s_clients_keep_their_timeout() -> None:
+    """Their ``timeout`` option is the client's, the default of the call each makes."""
+    agent = FakeAgent(v1_card())
+    agent.results["SendMessage"] = {"task": task("TASK_STATE_COMPLETED")}
+    agent.results["GetTask"] = agent.results["CancelTask"] = task("TASK_STATE_CANCELED")
+    http = slow_agent(agent, 3)
+    registry = AgentRegistry.from_dict({"agents": [{"name": "slow", "url": BASE}]})
+
+    async def registry_send() -> Any:
+        async with registry.client("slow", timeout=0.5, http_client=http) as client:
+            return await client.send_message("hi")
+
+    calls: list[Callable[[], Awaitable[Any]]] = [
+        lambda: send_text(BASE, "hi", timeout=0.5, http_client=http),
+        lambda: get_task(BASE, "t1", timeout=0.5, http_client=http),
+        lambda: cancel_task(BASE, "t1", timeout=0.5, http_client=http),
+        registry_send,
+    ]
+    for call in calls:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError):
+            await call()
+        assert anyio.current_time() - start == pytest.approx(0.5)
+    await http.aclose()
+
+
+async def test_what_a_registry_entry_leaves_unsaid_is_the_pool_s() -> None:
+    reg = AgentRegistry.from_dict(
+        {
+            "defaults": {"retries": 2},
+            "agents": [
+                {"name": "plain", "url": "https://plain.test"},
+                {"name": "own", "url": "https://own.test", "timeout_seconds": 3, "protocol": "0.3"},
+                {"name": "unbounded", "url": "https://u.test", "timeout_seconds": None},
+            ],
+        }
+    )
+    async with AgentPool(registry=reg, timeout=0.5, protocol="1.0") as pool:
+        plain, own, unbounded = (pool.client(n) for n in ("plain", "own", "unbounded"))
+        assert (plain.timeout, plain.protocol) == (0.5, "1.0")
+        assert (own.timeout, own.protocol) == (3, "0.3")
+        assert unbounded.timeout is None
+        assert plain._http.client is pool.http_client
+    alone = reg.client("plain")  # outside a pool: the client's defaults, as before
+    assert (alone.timeout, alone.protocol, alone.retry.attempts) == (30, "auto", 2)
+    await alone.close()
+
+
 async def test_errors_are_typed() -> None:
     agent = FakeAgent(v1_card())
     agent.errors["SendMessage"] = {"code": -32001, "message": "no such task"}
@@ -191,5 +296,5 @@ async def test_fan_out_refuses_the_caller_s_mistakes_before_sending() -> None:
         with pytest.raises(ValueError, match=r"^message has no parts: a message is a str"):
             pool.fan_out_stream([BASE, BASE], {"role": "user", "content": []})
         with pytest.raises(TypeError, match=r"^history_length must be an int, not str$"):
-            await pool.fan_out([BASE], "hi", history_length="3")
+            await pool.fan_out([BASE], "hi", history_length="3")  # type: ignore[arg-type]
     assert agent.requests == []

@@ -698,6 +698,6 @@ def test_pool_fan_out_from_two_threads_with_a_callback(backend: str) -> None:
         with pytest.raises(ValueError, match=r"^message has no parts: a message is a str"):
             pool.fan_out([BASE, BASE], {"text": "hi"})
         with pytest.raises(TypeError, match=r"^accepted_output_modes must be a list of media"):
-            pool.fan_out([BASE, BASE], "hi", accepted_output_modes="text/plain")
+            pool.fan_out([BASE, BASE], "hi", accepted_output_modes="text/plain")  # type: ignore[arg-type]
         assert len(pool_agents.calls) == calls  # refused before any agent was sent anything
     assert len(seen) == 6

@@ -4,7 +4,15 @@ check that no longer happens fails mypy."""
 
 from __future__ import annotations
 
-from a2a_anyio import AgentPool, AgentRegistry, SyncA2AClient, SyncAgentPool, send_text
+from a2a_anyio import (
+    AgentPool,
+    AgentRegistry,
+    SyncA2AClient,
+    SyncAgentPool,
+    fan_out,
+    fan_out_stream,
+    send_text,
+)
 
 
 async def mistakes() -> None:
@@ -13,6 +21,19 @@ async def mistakes() -> None:
     AgentPool(retries=2)  # type: ignore[call-arg]
     SyncAgentPool(max_connections="many")  # type: ignore[arg-type]
     await send_text("http://agent.test", "hi", idle_timeout="5")  # type: ignore[arg-type]
+
+
+async def fan_out_mistakes(pool: AgentPool, sync_pool: SyncAgentPool) -> None:
+    urls = ["http://a.test", "http://b.test"]
+    await fan_out(urls, "hi", metdata={})  # type: ignore[call-arg]
+    await fan_out(urls, "hi", history_length="3")  # type: ignore[arg-type]
+    await pool.fan_out(urls, "hi", on_evnt=print)  # type: ignore[call-arg]
+    await pool.fan_out(urls, "hi", blocking="yes")  # type: ignore[arg-type]
+    sync_pool.fan_out(urls, "hi", header={})  # type: ignore[call-arg]
+    fan_out_stream(urls, "hi", idle_timout=5)  # type: ignore[call-arg]
+    fan_out_stream(urls, "hi", total_timeout="5")  # type: ignore[arg-type]
+    pool.fan_out_stream(urls, "hi", resum=False)  # type: ignore[call-arg]
+    pool.fan_out_stream(urls, "hi", on_event=print)  # type: ignore[call-arg]
 
 
 def registry_mistakes(registry: AgentRegistry) -> None:
