@@ -8,13 +8,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from a2a_anyio import AgentPool
+from a2a_anyio import AgentPool, TaskState
+from a2a_anyio._asgi import HTTPRequest, Receive, Scope, Send
+from a2a_anyio.testing import Emit, FakeAgent, SkillContext, serve_app, status
 
-from .conftest import CLI_TIMEOUT, clean_env, cli
+from .conftest import CLI_TIMEOUT, clean_env, cli, run
 
 NOT_AGENTS = ["htp://x", "ftp://files.example.com/card", "http:/x", "missing.json", "./missing.json"]
 
@@ -78,3 +82,95 @@ def test_a_pipe_closed_early_ends_the_command_quietly(
         os.close(write_end)
     assert proc.returncode == code, proc.stderr
     assert proc.stderr == ""
+
+
+# -- send: an agent whose stream cannot be read; a deadline that leaves a task -----------------
+
+
+class EventFrames:
+    """A ``tasks/send`` agent (a FakeAgent) whose ``tasks/sendSubscribe`` answers with frames
+    that are not A2A's: JSON-RPC notifications (``method``, ``params``, no ``result``), as a
+    framework server does. ``tasks/send`` works."""
+
+    def __init__(self) -> None:
+        self.agent = FakeAgent(dialect="legacy")
+        self.subscribes = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.agent(scope, receive, send)
+            return
+        request = await HTTPRequest.read(scope, receive)
+        body = request.json()
+        if body.get("method") != "tasks/sendSubscribe":
+
+            replayed = False
+
+            async def again() -> dict[str, Any]:  # the body read, then what comes next
+                nonlocal replayed
+                if replayed:
+                    return dict(await receive())
+                replayed = True
+                return {"type": "http.request", "body": request.body, "more_body": False}
+
+            await self.agent(scope, again, send)
+            return
+        self.subscribes += 1
+        params = {"id": body["params"]["id"], "status": {"state": "working"}, "final": False}
+        frame = {"jsonrpc": "2.0", "method": "tasks/event", "params": params}
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        data = b"data: " + json.dumps(frame).encode() + b"\n\n"
+        await send({"type": "http.response.body", "body": data, "more_body": False})
+
+
+@pytest.mark.anyio
+async def test_send_falls_back_to_a_plain_send_when_the_stream_cannot_be_read(
+    anyio_backend: str,
+) -> None:
+    app = EventFrames()
+    async with app.agent, serve_app(app) as url:
+        plain = await run(anyio_backend, "-a", url, "--timeout", "20", "send", "hello")
+        assert plain.code == 0, plain.err
+        assert "State: completed" in plain.out
+        assert plain.err == ""
+        debug = await run(anyio_backend, "-a", url, "--debug", "send", "hello")
+        assert debug.code == 0, debug.err
+        said = [line for line in debug.err.splitlines() if "sending without streaming" in line]
+        assert len(said) == 1, debug.err
+        assert app.subscribes == 2  # the stream was tried each time
+        # Asked for the stream itself, the user gets its error.
+        streamed = await run(anyio_backend, "-a", url, "send", "--stream", "hello")
+        assert streamed.code == 1
+        assert "A2A_ANYIO_ERR_PROTOCOL" not in streamed.err
+        assert streamed.err.startswith("error: ")
+        assert "hint: the agent's answer does not fit the protocol" in streamed.err
+
+
+async def _work_until_cancelled(ctx: SkillContext) -> AsyncIterator[Emit]:
+    yield status("working", "on it")
+    await ctx.wait_cancelled()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("streams", [True, False], ids=["streaming", "answers-at-once"])
+@pytest.mark.parametrize("stream_flag", [[], ["--stream"]], ids=["send", "send--stream"])
+async def test_send_cancels_on_its_agent_the_task_its_timeout_cuts(
+    anyio_backend: str, streams: bool, stream_flag: list[str]
+) -> None:
+    agent = FakeAgent(streaming=streams, answers_at_once=not streams)
+    agent.skill("slow")(_work_until_cancelled)  # the first registered: every message
+    async with agent.serve() as served:
+        url = served.url
+        cut = await run(anyio_backend, "-a", url, "--timeout", "1", "send", *stream_flag, "slow")
+        assert cut.code == 5, cut.err
+        (task,) = agent.tasks.values()
+        assert task.status.state is TaskState.CANCELED
+        assert f"cancelled task {task.id} on {url}" in cut.err
+        kept = await run(
+            anyio_backend, "-a", url, "--timeout", "1", "send", *stream_flag, "--no-cancel", "slow"
+        )
+        assert kept.code == 5, kept.err
+        (left,) = [t for t in agent.tasks.values() if t.id != task.id]
+        assert left.status.state is TaskState.WORKING
+        assert f"task {left.id} left running on {url}" in kept.err
