@@ -174,3 +174,16 @@ async def test_send_cancels_on_its_agent_the_task_its_timeout_cuts(
         (left,) = [t for t in agent.tasks.values() if t.id != task.id]
         assert left.status.state is TaskState.WORKING
         assert f"task {left.id} left running on {url}" in kept.err
+
+
+@pytest.mark.anyio
+async def test_an_endpoint_url_given_for_the_agent_finds_its_card_at_the_origin(
+    anyio_backend: str,
+) -> None:
+    async with FakeAgent(rpc_path="/a2a/jsonrpc").serve() as agent:
+        found = await run(anyio_backend, "-a", f"{agent.url}/a2a/jsonrpc", "send", "hello")
+        assert found.code == 0, found.err
+        assert "State: completed" in found.out
+        other = await run(anyio_backend, "-a", f"{agent.url}/a2a/other", "card")
+        assert other.code == 3, other.err
+        assert f"{agent.url}/.well-known/agent-card.json: the card of another service" in other.err
