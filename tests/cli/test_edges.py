@@ -18,7 +18,7 @@ from a2a_anyio import AgentPool, TaskState
 from a2a_anyio._asgi import HTTPRequest, Receive, Scope, Send
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, serve_app, status
 
-from .conftest import CLI_TIMEOUT, clean_env, cli, run
+from .conftest import CLI_TIMEOUT, GOOD_TOKEN, clean_env, cli, run
 
 NOT_AGENTS = ["htp://x", "ftp://files.example.com/card", "http:/x", "missing.json", "./missing.json"]
 
@@ -187,3 +187,14 @@ async def test_an_endpoint_url_given_for_the_agent_finds_its_card_at_the_origin(
         other = await run(anyio_backend, "-a", f"{agent.url}/a2a/other", "card")
         assert other.code == 3, other.err
         assert f"{agent.url}/.well-known/agent-card.json: the card of another service" in other.err
+
+
+def test_a_piped_chat_whose_turns_fail_exits_with_their_status(auth_server: str) -> None:
+    refused = cli("chat", auth_server, input="hi\nagain\n")
+    assert refused.code == 4, refused.err
+    assert refused.err.count("error: ") == 2
+    wrong = cli("--bearer", "wrong", "chat", auth_server, input="hi\n")
+    assert wrong.code == 4, wrong.err
+    answered = cli("--bearer", GOOD_TOKEN, "chat", auth_server, input="hi\n")
+    assert answered.code == 0, answered.err
+    assert answered.out.startswith("authorized")
