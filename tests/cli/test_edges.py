@@ -92,8 +92,8 @@ class EventFrames:
     that are not A2A's: JSON-RPC notifications (``method``, ``params``, no ``result``), as a
     framework server does. ``tasks/send`` works."""
 
-    def __init__(self) -> None:
-        self.agent = FakeAgent(dialect="legacy")
+    def __init__(self, **options: Any) -> None:
+        self.agent = FakeAgent(dialect="legacy", **options)
         self.subscribes = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -150,6 +150,20 @@ async def test_send_falls_back_to_a_plain_send_when_the_stream_cannot_be_read(
 async def _work_until_cancelled(ctx: SkillContext) -> AsyncIterator[Emit]:
     yield status("working", "on it")
     await ctx.wait_cancelled()
+
+
+@pytest.mark.anyio
+async def test_the_plain_send_a_stream_fell_back_to_is_cancelled_at_the_timeout(
+    anyio_backend: str,
+) -> None:
+    app = EventFrames(answers_at_once=True)
+    app.agent.skill("slow")(_work_until_cancelled)
+    async with app.agent, serve_app(app) as url:
+        cut = await run(anyio_backend, "-a", url, "--timeout", "2", "send", "slow")
+    assert cut.code == 5, cut.err
+    (task,) = app.agent.tasks.values()
+    assert task.status.state is TaskState.CANCELED
+    assert f"cancelled task {task.id} on {url}" in cut.err
 
 
 @pytest.mark.anyio

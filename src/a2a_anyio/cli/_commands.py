@@ -311,7 +311,12 @@ async def _sent(
             agent=target.url,
             operation="send",
         )
-    return await client.send_message(message, blocking=blocking, timeout=left, **options)
+    try:
+        return await client.send_message(message, blocking=blocking, timeout=left, **options)
+    except A2ATimeoutError as exc:  # the task as last seen, for --timeout to cancel it
+        for event in exc.events:
+            seen(event)
+        raise
 
 
 def _shown(ctx: Context, saved: list[files.SavedFile] | None) -> int:
