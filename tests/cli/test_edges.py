@@ -20,7 +20,13 @@ from a2a_anyio.testing import Emit, FakeAgent, SkillContext, serve_app, status
 
 from .conftest import CLI_TIMEOUT, GOOD_TOKEN, clean_env, cli, run
 
-NOT_AGENTS = ["htp://x", "ftp://files.example.com/card", "http:/x", "missing.json", "./missing.json"]
+NOT_AGENTS = [
+    "htp://x",
+    "ftp://files.example.com/card",
+    "http:/x",
+    "missing.json",
+    "./missing.json",
+]
 
 
 @pytest.mark.parametrize("ref", NOT_AGENTS)
@@ -103,7 +109,6 @@ class EventFrames:
         request = await HTTPRequest.read(scope, receive)
         body = request.json()
         if body.get("method") != "tasks/sendSubscribe":
-
             replayed = False
 
             async def again() -> dict[str, Any]:  # the body read, then what comes next

@@ -342,8 +342,7 @@ async def test_the_card_at_the_origin_of_another_service_is_not_taken() -> None:
         await fetch_with(server, base=ENDPOINT)
     assert caught.value.not_found
     assert (
-        f"{NEW}: the card of another service (its interfaces: {BASE}/other)"
-        in caught.value.message
+        f"{NEW}: the card of another service (its interfaces: {BASE}/other)" in caught.value.message
     )
     assert OLD not in server.urls  # a card was there: the legacy name is not tried
 
