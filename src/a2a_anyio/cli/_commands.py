@@ -17,7 +17,6 @@ from a2a_anyio._card_check import card_version, check_card
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
 from a2a_anyio._errors import (
-    A2AAuthError,
     A2AClientError,
     A2AHTTPError,
     A2AProtocolError,
@@ -261,13 +260,15 @@ async def _streams(ctx: Context, client: A2AClient, target: Target) -> bool:
 
 
 #: What an agent's stream may fail with, before its first event, where a plain send may not:
-#: frames that are not A2A's, an HTTP status, a method it lacks.
+#: frames that are not A2A's, an HTTP status that says the road is not there (below), a
+#: method it lacks. An agent's condition (429, 5xx) is no reason to send again.
 _UNREADABLE_STREAM = (
     A2AProtocolError,
     A2AHTTPError,
     MethodNotFoundError,
     UnsupportedOperationError,
 )
+_NO_STREAM_HERE = (404, 405, 406, 415, 501)
 
 
 async def _sent(
@@ -298,8 +299,10 @@ async def _sent(
             message, blocking=blocking, timeout=timeout, on_event=on_event, **options
         )
     except _UNREADABLE_STREAM as exc:
-        if heard or isinstance(exc, A2AAuthError) or not blocking:
+        if heard or not blocking:
             raise
+        if isinstance(exc, A2AHTTPError) and exc.status_code not in _NO_STREAM_HERE:
+            raise  # refused credentials, or the agent's condition
         if not await _streams(ctx, client, target):
             raise  # the plain send it made failed: no other road
         ctx.debug(f"the agent's stream cannot be read ({exc}); sending without streaming")

@@ -306,7 +306,7 @@ class Context:
             return [self._card_file(ref, path)]
         if is_url(ref):
             if (problem := url_problem(ref)) is not None:
-                raise UsageError(f"-a {ref!r}: the URL {problem}; {AGENT_FORMS}")
+                raise UsageError(f"-a: {ref!r} {problem}; {AGENT_FORMS}")
             return [self._target(ref, {"url": ref})]
         registry = self.registry
         if ref in registry:
@@ -318,7 +318,7 @@ class Context:
                 out.append(self._target(entry.name, entry.client_options(), ref=ref, entry=entry))
             return out
         if _names_file(ref):
-            raise UsageError(f"-a {ref!r}: no such card file; {AGENT_FORMS}")
+            raise UsageError(f"-a: no such card file: {ref!r}; {AGENT_FORMS}")
         near = difflib.get_close_matches(ref, [*registry.names(), *registry.group_names()])
         host = ref.split("/", 1)[0]
         if "." in host or ":" in host or host == "localhost":  # a bare host or origin
