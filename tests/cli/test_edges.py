@@ -9,9 +9,11 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import pytest
 
 from a2a_anyio import AgentPool, TaskState
@@ -60,6 +62,25 @@ CARD = {
 }
 
 
+def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI run with ``args``, its standard output a pipe whose reader is gone before the
+    first line: every write fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "a2a_anyio.cli", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=clean_env(),
+            timeout=CLI_TIMEOUT,
+        )
+    finally:
+        os.close(write_end)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pipe")
 @pytest.mark.parametrize(
     ("args", "code"),
@@ -72,20 +93,7 @@ def test_a_pipe_closed_early_ends_the_command_quietly(
     """Exit 141 as if killed by SIGPIPE (argparse's help ignores the closed pipe: 0)."""
     card = tmp_path / "card.json"
     card.write_text(json.dumps(CARD))
-    read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader is gone before the first line: every write fails
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "a2a_anyio.cli", "-a", str(card), *args],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=clean_env(),
-            timeout=CLI_TIMEOUT,
-        )
-    finally:
-        os.close(write_end)
+    proc = _with_closed_stdout("-a", str(card), *args)
     assert proc.returncode == code, proc.stderr
     assert proc.stderr == ""
 
@@ -217,3 +225,18 @@ def test_a_piped_chat_whose_turns_fail_exits_with_their_status(auth_server: str)
     answered = cli("--bearer", GOOD_TOKEN, "chat", auth_server, input="hi\n")
     assert answered.code == 0, answered.err
     assert answered.out.startswith("authorized")
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pipe")
+@pytest.mark.parametrize(
+    "command", [["send", "--stream", "hi"], ["-o", "json", "send", "hi"], ["fan-out", "hi"]]
+)
+async def test_a_pipe_closed_under_a_command_that_talks_to_an_agent(
+    anyio_backend: str, command: list[str]
+) -> None:
+    async with FakeAgent().serve() as agent:
+        args = ["--backend", anyio_backend, "-a", agent.url, *command]
+        proc = await anyio.to_thread.run_sync(partial(_with_closed_stdout, *args))
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""
