@@ -124,11 +124,14 @@ def output_closed(stream: IO[str]) -> OutputClosed:
     buffered for ``stream`` (written at exit) goes to the null device instead (the way
     Python's documentation of SIGPIPE describes)."""
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
+        fd = stream.fileno()
     except (OSError, ValueError):  # a stream that is no file (a test's StringIO)
-        pass
+        return OutputClosed()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
     return OutputClosed()
 
 
