@@ -16,7 +16,14 @@ from pathlib import Path
 
 import anyio
 
-from a2a_anyio import A2AClient, Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
+from a2a_anyio import (
+    A2AClient,
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+    UnsupportedOperationError,
+)
 
 # The scripted agent built with the official a2a-sdk that the interop tests also use.
 LOCAL_AGENT = Path(__file__).resolve().parent.parent / "tests" / "interop" / "sdk_server.py"
@@ -46,8 +53,12 @@ async def main(url: str) -> None:
         again = await client.get_task(result.id)
         print(f"get: task {again.id} is {again.status.state.value}")
 
-        page = await client.list_tasks(context_id=result.context_id, limit=5)
-        print(f"list: {len(page.tasks)} task(s) in the context")
+        try:  # an operation of A2A v0.3 and later: older agents do not list their tasks
+            page = await client.list_tasks(context_id=result.context_id, limit=5)
+        except UnsupportedOperationError as exc:
+            print(f"list: not offered by this agent ({exc.message})")
+        else:
+            print(f"list: {len(page.tasks)} task(s) in the context")
 
         started = await client.send_message("slow job", blocking=False)
         assert isinstance(started, Task)

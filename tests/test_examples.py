@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.interop.conftest import legacy_server, v02_server  # noqa: F401
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -33,6 +35,26 @@ def test_quickstart_on_asyncio_and_trio() -> None:
         assert "stream: task completed: 'part 1 part 2 part 3'" in section
         assert "list: 1 task(s) in the context" in section
         assert "is canceled" in section
+
+
+@pytest.mark.interop
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("server", ["v02_server", "legacy_server"])
+def test_quickstart_against_an_agent_without_a_task_list(
+    server: str, request: pytest.FixtureRequest
+) -> None:
+    """v0.2 and tasks/send agents do not list tasks: the example says so and goes on."""
+    url = request.getfixturevalue(server)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / "quickstart.py"), "--url", url, "--backend", "trio"],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "list: not offered by this agent (list is not part of " in proc.stdout
+    assert "is canceled" in proc.stdout
 
 
 # -- the examples that start their own local agents (FakeAgent, PushReceiver, serve_app) ------

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from a2a_anyio._auth import Credentials
+from a2a_anyio._auth import Credentials, origin_of
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, deadline, resolve_timeout
 from a2a_anyio._dialects._values import retry_after as parse_retry_after
 from a2a_anyio._dialects.card import parse_card
@@ -55,6 +55,28 @@ def card_urls(base_url: str) -> list[str]:
     return [root + path for path in WELL_KNOWN_PATHS]
 
 
+def origin_card_urls(base_url: str) -> list[str]:
+    """The well-known paths at the root of ``base_url``'s origin, when ``base_url`` has a path
+    below it (an endpoint given for the agent's URL, ``https://host/a2a/jsonrpc``): where its
+    card may be instead. Empty for a root or a ``.json`` URL."""
+    parts = urlsplit(base_url)
+    if parts.path.endswith(".json") or not parts.path.strip("/"):
+        return []
+    return [f"{parts.scheme}://{parts.netloc}{path}" for path in WELL_KNOWN_PATHS]
+
+
+def _serves(card: AgentCard, url: str) -> bool:
+    """True when one of ``card``'s interfaces is at ``url`` (a trailing ``/`` aside)."""
+    want = (origin_of(url), urlsplit(url).path.rstrip("/"))
+    for interface in card.interfaces:
+        try:
+            if (origin_of(interface.url), urlsplit(interface.url).path.rstrip("/")) == want:
+                return True
+        except ValueError:  # a port that is no number: not this URL
+            continue
+    return False
+
+
 def _max_age(cache_control: str) -> float | None:
     """Seconds the response may be reused (0 for no-store / no-cache), None when unsaid."""
     directives = [d.strip().lower() for d in cache_control.split(",") if d.strip()]
@@ -79,6 +101,11 @@ class AgentCardFetcher:
     the operation. ``timeout`` (30 s by default; None: no limit) is the deadline of a fetch,
     and its only limit: the read timeout of an ``httpx.AsyncClient`` given as ``http`` does
     not apply.
+
+    A ``base_url`` with a path under which no card is found (an endpoint's URL given as the
+    agent's, ``https://host/a2a/jsonrpc``) is looked up at the well-known paths of its
+    origin's root too; that card is taken only when one of its interfaces is at
+    ``base_url``, and the error says what was found there otherwise.
     """
 
     def __init__(
@@ -152,33 +179,63 @@ class AgentCardFetcher:
             headers = dict(self._headers)
             if cached is not None and cached.etag:
                 headers["If-None-Match"] = cached.etag
-            resp = await self._retry.run(
-                functools.partial(self._get, url, headers, credentials),
-                operation="card",
-                idempotent=True,
-                until=until,
-                observer=self._http.observer,
-            )
+            resp = await self._request(url, headers, until, credentials)
             if resp.status == 304 and cached is not None:
                 cached.expires = self._expiry(resp)
                 return cached.card
-            if resp.status == 404 or (resp.status == 200 and not _looks_json(resp)):
+            if _missing(resp):
                 failures.append(f"{url}: HTTP {resp.status} {resp.content_type or ''}".strip())
                 continue
-            value = _card_json(resp, self._context)
-            try:
-                if self._verifier is not None and isinstance(value, dict):
-                    await self._verifier.verify(value, self._fetch_keys)
-                card = parse_card(value)
-            except A2AClientError as exc:  # the card's reader and verifier know no agent
-                instead(located(exc, self._context))
-            no_store = "no-store" in resp.headers.get("cache-control", "").lower()
-            etag = None if no_store else _etag(resp.headers.get("etag"))
-            self._cached = _Cached(card, url, etag, self._expiry(resp))
-            return card
+            return await self._keep(resp, url)
+        if cached is None:  # an endpoint's URL given: the card may be at its origin's root
+            for url in origin_card_urls(self.base_url):
+                resp = await self._request(url, dict(self._headers), until, credentials)
+                if _missing(resp):
+                    failures.append(f"{url}: HTTP {resp.status} {resp.content_type or ''}".strip())
+                    continue
+                try:
+                    card = await self._read(resp)
+                except A2AClientError as exc:  # not this agent's problem: say what was there
+                    failures.append(f"{url}: no usable card ({exc})")
+                    break
+                if _serves(card, self.base_url):
+                    return await self._keep(resp, url, card)
+                listed = ", ".join(i.url for i in card.interfaces) or "none"
+                failures.append(f"{url}: the card of another service (its interfaces: {listed})")
+                break
         raise A2ADiscoveryError(
             "no agent card found (" + "; ".join(failures) + ")", not_found=True, **self._context
         )
+
+    async def _request(
+        self, url: str, headers: dict[str, str], until: float, credentials: Credentials | None
+    ) -> RawResponse:
+        return await self._retry.run(
+            functools.partial(self._get, url, headers, credentials),
+            operation="card",
+            idempotent=True,
+            until=until,
+            observer=self._http.observer,
+        )
+
+    async def _read(self, resp: RawResponse) -> AgentCard:
+        """The card ``resp`` holds, verified when the fetcher has a verifier."""
+        value = _card_json(resp, self._context)
+        try:
+            if self._verifier is not None and isinstance(value, dict):
+                await self._verifier.verify(value, self._fetch_keys)
+            return parse_card(value)
+        except A2AClientError as exc:  # the card's reader and verifier know no agent
+            instead(located(exc, self._context))
+
+    async def _keep(self, resp: RawResponse, url: str, card: AgentCard | None = None) -> AgentCard:
+        """The card of ``resp`` (read unless given), cached as the card found at ``url``."""
+        if card is None:
+            card = await self._read(resp)
+        no_store = "no-store" in resp.headers.get("cache-control", "").lower()
+        etag = None if no_store else _etag(resp.headers.get("etag"))
+        self._cached = _Cached(card, url, etag, self._expiry(resp))
+        return card
 
     async def _get(
         self, url: str, headers: dict[str, str], credentials: Credentials | None
@@ -227,6 +284,11 @@ def _etag(value: str | None) -> str | None:
     """The ETag to send back in ``If-None-Match``; None for one that no header could carry
     unchanged (characters outside ASCII, controls): kept, it would break every refresh."""
     return value if value is not None and _ETAG.fullmatch(value) else None
+
+
+def _missing(resp: RawResponse) -> bool:
+    """True for an answer that says no card is there: 404, or a page that is not JSON."""
+    return resp.status == 404 or (resp.status == 200 and not _looks_json(resp))
 
 
 def _looks_json(resp: RawResponse) -> bool:

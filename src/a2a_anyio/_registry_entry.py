@@ -210,6 +210,12 @@ def header_fault(name: str, value: str) -> str | None:
     return None
 
 
+#: A scheme of two letters or more (one letter is a Windows drive), then ``:/``.
+_URL_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:/")
+
+
 def is_url(target: str) -> bool:
-    """True for an absolute http(s) URL (a registry name never is one)."""
-    return target.startswith(("http://", "https://"))
+    """True for a target written as a URL: a scheme, a colon and a slash (a registry name never
+    holds one). Whether it can be requested (an absolute http(s) URL) is ``url_problem``'s to
+    say: ``htp://x`` or ``http:/x`` is a URL that cannot, never a name or a host."""
+    return _URL_LIKE.match(target) is not None

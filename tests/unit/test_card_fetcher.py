@@ -301,3 +301,59 @@ async def test_a_fetch_has_a_deadline_of_its_own_by_default() -> None:
             await AgentCardFetcher(http, BASE).fetch()
         assert anyio.current_time() == 30
     assert info.value.timeout == "deadline" and info.value.operation == "card"
+
+
+# -- an endpoint's URL given as the agent's URL -----------------------------------------------
+
+ENDPOINT = BASE + "/a2a/jsonrpc"
+
+
+def at_the_root(card: Any) -> Callable[[httpx.Request], httpx.Response]:
+    """A server with ``card`` at its origin's well-known path only."""
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/.well-known/agent-card.json":
+            return card_response(card=card)
+        return httpx.Response(404, text="not found")
+
+    return respond
+
+
+async def test_an_endpoint_url_finds_the_card_at_the_origin_that_names_it() -> None:
+    server = CardServer(at_the_root(v1_card(ENDPOINT + "/")))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), ENDPOINT)
+        card = await fetcher.fetch()
+        again = await fetcher.fetch(force=True)
+    assert card.interfaces[0].url == ENDPOINT + "/"
+    assert again.name == card.name
+    assert server.urls == [
+        ENDPOINT + "/.well-known/agent-card.json",
+        ENDPOINT + "/.well-known/agent.json",
+        NEW,
+        NEW,  # refreshed where it was found
+    ]
+    assert fetcher.card_url == NEW
+
+
+async def test_the_card_at_the_origin_of_another_service_is_not_taken() -> None:
+    server = CardServer(at_the_root(v1_card(BASE + "/other")))
+    with pytest.raises(A2ADiscoveryError) as caught:
+        await fetch_with(server, base=ENDPOINT)
+    assert caught.value.not_found
+    assert (
+        f"{NEW}: the card of another service (its interfaces: {BASE}/other)" in caught.value.message
+    )
+    assert OLD not in server.urls  # a card was there: the legacy name is not tried
+
+
+async def test_no_card_under_the_path_nor_at_the_origin_names_every_place_tried() -> None:
+    server = CardServer(lambda r: httpx.Response(404, text="not found"))
+    with pytest.raises(A2ADiscoveryError, match="no agent card found") as caught:
+        await fetch_with(server, base=ENDPOINT)
+    for url in (ENDPOINT + "/.well-known/agent-card.json", NEW, OLD):
+        assert url in caught.value.message
+    root = CardServer(lambda r: httpx.Response(404, text="not found"))
+    with pytest.raises(A2ADiscoveryError):
+        await fetch_with(root, base=BASE)
+    assert root.urls == [NEW, OLD]  # the root: nothing more to try

@@ -441,7 +441,8 @@ def test_unsupported_operations_are_refused_by_encode(binding: str, version: str
         with pytest.raises(UnsupportedOperationError) as info:
             codec.encode(op, ARGS[op])
         name = "JSON-RPC" if binding == "jsonrpc" else "HTTP+JSON"
-        assert info.value.message == f"{op.value} is not part of A2A v{version} over {name}"
+        what = "tasks/send (legacy A2A)" if version == "legacy" else f"A2A v{version}"
+        assert info.value.message == f"{op.value} is not part of {what} over {name}"
 
 
 def test_arguments_that_do_not_fit_the_operation_are_misuse() -> None:

@@ -349,7 +349,8 @@ class WireCodec(ABC):
 
     def unsupported(self, op: Op) -> str:
         """Why this codec cannot encode ``op`` (the message of its UnsupportedOperationError)."""
-        return f"{op.value} is not part of A2A v{self.version} over {self.binding_name}"
+        what = "tasks/send (legacy A2A)" if self.version == "legacy" else f"A2A v{self.version}"
+        return f"{op.value} is not part of {what} over {self.binding_name}"
 
     def next_id(self) -> int:
         """A new JSON-RPC request id."""

@@ -1,7 +1,8 @@
 """The ``a2a-anyio`` command line (needs the ``cli`` extra: rich, PyYAML).
 
 ``main(argv)`` runs it and returns the exit status: 0 success, 1 failure, 2 usage or
-configuration error, 3 unreachable, 4 authentication, 5 timeout.
+configuration error, 3 unreachable, 4 authentication, 5 timeout, 130 interrupted, 141 its
+output's reader went away (a closed pipe).
 """
 
 from __future__ import annotations

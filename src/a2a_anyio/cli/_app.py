@@ -11,7 +11,13 @@ if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
 from a2a_anyio.cli._context import Context
-from a2a_anyio.cli._errors import INTERRUPTED, UsageError, classify
+from a2a_anyio.cli._errors import (
+    INTERRUPTED,
+    OUTPUT_CLOSED,
+    OutputClosed,
+    UsageError,
+    classify,
+)
 from a2a_anyio.cli._grammar import build_parser, finish_args
 from a2a_anyio.cli._render import Printer
 
@@ -27,6 +33,17 @@ def _wants_json(argv: Sequence[str]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    try:
+        return _main(argv)
+    except OutputClosed:
+        return OUTPUT_CLOSED
+    except BaseExceptionGroup as group:  # from a task group
+        if group.subgroup(OutputClosed) is None:
+            raise
+        return OUTPUT_CLOSED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:

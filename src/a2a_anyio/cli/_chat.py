@@ -22,7 +22,7 @@ from a2a_anyio._model import AgentCard, Message, Task, TaskState
 from a2a_anyio.cli import _render as r
 from a2a_anyio.cli._commands import MAX_INPUT_BYTES, message_metadata, warn_ended
 from a2a_anyio.cli._context import Context, Target
-from a2a_anyio.cli._errors import OK, UsageError
+from a2a_anyio.cli._errors import Failure, UsageError, exit_code_of
 from a2a_anyio.cli._live import AgentRow, live_task, waiting
 
 PROMPT = "you> "
@@ -108,6 +108,8 @@ class Chat:
         self._left_running: Task | None = None
         self._call: CancelScope | None = None  # the agent's answer being awaited
         self._interrupted = False
+        #: What went wrong in the turns and commands of a chat read from a pipe or a file.
+        self._failures: list[Failure] = []
 
     async def run(self) -> int:
         if self.lines.tty:
@@ -123,7 +125,8 @@ class Chat:
             if self.lines.tty:
                 self.p.err.print()
             raise KeyboardInterrupt
-        return OK
+        # Read from a pipe or a file, the chat is a script's: its status says what failed.
+        return exit_code_of(self._failures)
 
     async def _on_interrupt(
         self, signals: AsyncIterator[signal.Signals], session: CancelScope
@@ -261,7 +264,10 @@ class Chat:
 
     def _report(self, exc: Exception) -> None:
         self.ctx.debug.exception(exc)
-        self.ctx.report(self.ctx.failure(exc), stream=True)
+        failure = self.ctx.failure(exc)
+        self.ctx.report(failure, stream=True)
+        if not self.lines.tty:
+            self._failures.append(failure)
 
 
 def answer_text(result: Task | Message | None) -> str:

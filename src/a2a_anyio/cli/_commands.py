@@ -12,11 +12,19 @@ from typing import Any
 
 import anyio
 
-from a2a_anyio._abandon import CancelOutcome, LastSeen
+from a2a_anyio._abandon import CancelOutcome, LastSeen, abandons
 from a2a_anyio._card_check import card_version, check_card
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
-from a2a_anyio._errors import A2AClientError, install_extra
+from a2a_anyio._errors import (
+    A2AClientError,
+    A2AHTTPError,
+    A2AProtocolError,
+    A2ATimeoutError,
+    MethodNotFoundError,
+    UnsupportedOperationError,
+    install_extra,
+)
 from a2a_anyio._limits import loads
 from a2a_anyio._model import (
     DataPart,
@@ -167,11 +175,6 @@ def warn_ended(p: r.Printer, task: Task) -> bool:
     return ended
 
 
-def interrupted(exc: BaseException) -> bool:
-    """Ctrl-C: ``KeyboardInterrupt`` on trio, the cancellation asyncio delivers in its place."""
-    return isinstance(exc, (KeyboardInterrupt, anyio.get_cancelled_exc_class()))
-
-
 async def left_behind(ctx: Context, client: A2AClient, seen: LastSeen) -> CancelOutcome | None:
     """Cancel on its agent the task the command leaves running (``seen``), unless
     ``--no-cancel``; never raises."""
@@ -226,24 +229,18 @@ async def send(ctx: Context) -> int:
     }
     save_to = files.directory(a.save_files) if a.save_files else None
     if a.stream:
-        streaming = True
-        if client.url is not None:
-            streaming = (await ctx.card(client, target)).capabilities.streaming
-        if streaming:
+        if await _streams(ctx, client, target):
             stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
             return await _follow(ctx, target, stream, client, save_to, started=True)
         ctx.p.note("note: the agent does not stream; sending without --stream")
     blocking = not a.no_wait
-    seen = LastSeen()  # the task, known at once from an agent that streams: Ctrl-C cancels it
+    # The task, known at once from an agent that streams: Ctrl-C and --timeout cancel it.
+    seen = LastSeen()
     try:
         with waiting(ctx.p) if blocking else nullcontext():
-            # A task the agent answers with before it is done is followed up: --timeout bounds
-            # it all (default: no limit; each look at the task within the client's timeout).
-            result = await client.send_message(
-                message, blocking=blocking, timeout=a.timeout or None, on_event=seen, **options
-            )
+            result = await _sent(ctx, client, target, message, blocking, seen, options)
     except BaseException as exc:
-        if interrupted(exc) and seen.running:
+        if abandons(exc) and seen.running:
             say_left(ctx, target, seen.task_id, await left_behind(ctx, client, seen))
         raise
     saved = await files.save_files(client, result, save_to) if save_to else None
@@ -261,6 +258,76 @@ async def send(ctx: Context) -> int:
         r.print_result(ctx.p, result, resume=ctx.resume_hint(target))
     _outcome(ctx, result)
     return _shown(ctx, saved)
+
+
+async def _streams(ctx: Context, client: A2AClient, target: Target) -> bool:
+    """Whether the agent streams, as its card says (a bare ``--endpoint`` has none: try)."""
+    if client.url is None:
+        return True
+    return (await ctx.card(client, target)).capabilities.streaming
+
+
+#: What an agent's stream may fail with, before its first event, where a plain send may not:
+#: frames that are not A2A's, an HTTP status that says the road is not there (below), a
+#: method it lacks. An agent's condition (429, 5xx) is no reason to send again.
+_UNREADABLE_STREAM = (
+    A2AProtocolError,
+    A2AHTTPError,
+    MethodNotFoundError,
+    UnsupportedOperationError,
+)
+_NO_STREAM_HERE = (404, 405, 406, 415, 501)
+
+
+async def _sent(
+    ctx: Context,
+    client: A2AClient,
+    target: Target,
+    message: Message,
+    blocking: bool,
+    seen: LastSeen,
+    options: dict[str, Any],
+) -> Task | Message:
+    """The result of ``send``. A task the agent answers with before it is done is followed
+    up: --timeout bounds it all (default: no limit; each look at the task within the
+    client's timeout). An agent that streams is followed through its stream, which names
+    the task at once (to ``seen``); a stream that cannot be read before its first event is
+    given up for a plain send, within the same --timeout."""
+    timeout = ctx.args.timeout or None
+    heard = False
+
+    def on_event(event: StreamEvent) -> None:
+        nonlocal heard
+        heard = True
+        seen(event)
+
+    started = anyio.current_time()
+    try:
+        return await client.send_message(
+            message, blocking=blocking, timeout=timeout, on_event=on_event, **options
+        )
+    except _UNREADABLE_STREAM as exc:
+        if heard or not blocking:
+            raise
+        if isinstance(exc, A2AHTTPError) and exc.status_code not in _NO_STREAM_HERE:
+            raise  # refused credentials, or the agent's condition
+        if not await _streams(ctx, client, target):
+            raise  # the plain send it made failed: no other road
+        ctx.debug(f"the agent's stream cannot be read ({exc}); sending without streaming")
+    left = None if timeout is None else timeout - (anyio.current_time() - started)
+    if left is not None and left <= 0:
+        raise A2ATimeoutError(
+            f"no answer within the timeout of {timeout}s",
+            timeout="deadline",
+            agent=target.url,
+            operation="send",
+        )
+    try:
+        return await client.send_message(message, blocking=blocking, timeout=left, **options)
+    except A2ATimeoutError as exc:  # the task as last seen, for --timeout to cancel it
+        for event in exc.events:
+            seen(event)
+        raise
 
 
 def _shown(ctx: Context, saved: list[files.SavedFile] | None) -> int:
@@ -295,18 +362,19 @@ async def _follow(
                             p.jsonl(r.response(event))
                         elif not p.rich:
                             r.print_event(p, event)
-                except BaseException as exc:
-                    if started and interrupted(exc) and not stream.finished:
+                except BaseException as exc:  # Ctrl-C, --timeout
+                    if started and abandons(exc) and not stream.finished:
                         left = True
                         stream.cancel_on_exit = not ctx.args.no_cancel  # as the block ends
                     raise
     except Exception as exc:
         ctx.debug.exception(exc)
+        if left:
+            _say_left_by(ctx, target, stream)
         return ctx.report(ctx.failure(exc), stream=True)
     except BaseException:
-        task = stream.task
-        if left and task is not None and not task.status.state.is_final:
-            say_left(ctx, target, task.id, stream.cancel_outcome)
+        if left:
+            _say_left_by(ctx, target, stream)
         raise
     final: Task | Message | None = stream.task
     if isinstance(last, Message):
@@ -330,6 +398,13 @@ async def _follow(
                     p.field("Resume", ctx.resume_hint(target).replace("{task_id}", final.id))
     _outcome(ctx, final)
     return _shown(ctx, saved)
+
+
+def _say_left_by(ctx: Context, target: Target, stream: MessageStream) -> None:
+    """The stderr line for the task ``stream`` left on its agent, if it was not over."""
+    task = stream.task
+    if task is not None and not task.status.state.is_final:
+        say_left(ctx, target, task.id, stream.cancel_outcome)
 
 
 async def task_get(ctx: Context) -> int:

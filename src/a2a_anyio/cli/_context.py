@@ -19,7 +19,7 @@ from a2a_anyio._card import MAX_CARD_BYTES, card_urls
 from a2a_anyio._client import A2AClient, ClientArguments
 from a2a_anyio._dialects.card import parse_card, preferring
 from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, A2AHTTPError
-from a2a_anyio._http import make_client
+from a2a_anyio._http import make_client, url_problem
 from a2a_anyio._limits import loads, read_file
 from a2a_anyio._model import AgentCard
 from a2a_anyio._observe import SENSITIVE_WORDS
@@ -47,6 +47,11 @@ SENSITIVE_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
 )
 _LOCAL_HOSTS = ("localhost", "127.", "[::1]", "0.0.0.0")
+#: What ``-a`` takes, said when it is given something else.
+AGENT_FORMS = (
+    "an agent is an http(s) URL, a card file that exists, a name of the registry, "
+    "or a host (agent.example.com, localhost:8000)"
+)
 _MAX_LOGGED_BODY = 2000
 
 
@@ -296,11 +301,13 @@ class Context:
         return targets[0]
 
     def _resolve(self, ref: str) -> list[Target]:
-        if is_url(ref):
-            return [self._target(ref, {"url": ref})]
         path = _card_path(ref)
         if path is not None:
             return [self._card_file(ref, path)]
+        if is_url(ref):
+            if (problem := url_problem(ref)) is not None:
+                raise UsageError(f"-a: {ref!r} {problem}; {AGENT_FORMS}")
+            return [self._target(ref, {"url": ref})]
         registry = self.registry
         if ref in registry:
             out = []
@@ -310,6 +317,8 @@ class Context:
                     entry = dataclasses.replace(entry, token_env=None)
                 out.append(self._target(entry.name, entry.client_options(), ref=ref, entry=entry))
             return out
+        if _names_file(ref):
+            raise UsageError(f"-a: no such card file: {ref!r}; {AGENT_FORMS}")
         near = difflib.get_close_matches(ref, [*registry.names(), *registry.group_names()])
         host = ref.split("/", 1)[0]
         if "." in host or ":" in host or host == "localhost":  # a bare host or origin
@@ -457,6 +466,12 @@ def _card_json(path: Path) -> Any:
         return loads(raw)
     except ValueError as exc:
         raise UsageError(f"-a: the card file {path} is not JSON: {exc}") from exc
+
+
+def _names_file(ref: str) -> bool:
+    """True for a reference written as a file's path: ``.json`` at its end, or a start that no
+    host or registry name has (``/``, ``./``, ``../``, ``~``)."""
+    return ref.lower().endswith(".json") or ref.startswith(("/", "./", "../", "~"))
 
 
 def _card_path(ref: str) -> Path | None:

@@ -28,6 +28,8 @@ UNREACHABLE = 3
 AUTH = 4
 TIMEOUT = 5
 INTERRUPTED = 130
+#: The status of a command killed by SIGPIPE (128 + 13), as shells report it.
+OUTPUT_CLOSED = 141
 
 # Our error classes whose A2A name differs (A2A v1.0 §3.3.2, JSON-RPC standard names).
 _A2A_NAMES = {
@@ -43,6 +45,12 @@ class UsageError(Exception):
     def __init__(self, message: str, *, parser: Any = None) -> None:
         super().__init__(message)
         self.parser = parser
+
+
+class OutputClosed(BaseException):
+    """The reader of the command's output went away (a pipe closed early, as ``| head -1``
+    does): the command ends at once and quietly (exit 141), as SIGPIPE ends other commands.
+    Not an ``Exception``: no handler of a command's failures may report it."""
 
 
 class CardNotFound(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -33,6 +34,7 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from a2a_anyio.cli._errors import OutputClosed
 from a2a_anyio.cli._safe import clean, safe_text
 
 STATE_STYLES = {
@@ -117,6 +119,30 @@ def one_line(text: str, width: int = 60) -> str:
 # -- the printer ---------------------------------------------------------------------------
 
 
+def output_closed(stream: IO[str]) -> OutputClosed:
+    """The error that ends the command once ``stream``'s reader has gone; what is still
+    buffered for ``stream`` (written at exit) goes to the null device instead (the way
+    Python's documentation of SIGPIPE describes)."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # a stream that is no file (a test's StringIO)
+        return OutputClosed()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+    return OutputClosed()
+
+
+class _Console(Console):
+    """A rich console that ends the command quietly when its reader has gone."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise output_closed(self.file)
+
+
 class Printer:
     """Writes data to stdout and diagnostics to stderr, every text through ``clean``.
 
@@ -132,8 +158,8 @@ class Printer:
         self.fmt = fmt
         self.out = stdout or sys.stdout
         self.tty = self.out.isatty()
-        self.console = Console(file=self.out, highlight=False, soft_wrap=True)
-        self.err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
+        self.console = _Console(file=self.out, highlight=False, soft_wrap=True)
+        self.err = _Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
 
     @property
     def json_mode(self) -> bool:
@@ -145,8 +171,11 @@ class Printer:
         return self.tty and not self.json_mode
 
     def _write(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        try:
+            self.out.write(text + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            raise output_closed(self.out) from None
 
     # data
 
