@@ -14,7 +14,7 @@ import anyio
 from a2a_anyio._auth import Credentials
 from a2a_anyio._dialects.ops import OpArgs, Send
 from a2a_anyio._errors import A2ATimeoutError
-from a2a_anyio._model import AgentCard, Message, StreamEvent, Task
+from a2a_anyio._model import AgentCard, StreamEvent
 
 _HOOKS = ("before", "after", "event", "ended")
 
@@ -106,7 +106,6 @@ class Interceptor:
 
     def ended(self, op: Operation) -> None:
         """Called once the operation has ended (``op.ending`` says how); synchronous."""
-        return None
 
 
 #: Tells the interceptors of an operation of each event it delivers.
