@@ -558,3 +558,96 @@ async def test_an_error_that_is_no_exception_is_refused_clearly() -> None:
     async with client_of(FakeAgent(), interceptors=[NotAnError()]) as client:
         with pytest.raises(TypeError, match=r"op\.error must be an Exception or None, not str"):
             await client.get_task("t")
+
+
+class SendPolicy(Interceptor):
+    """A policy written for ``send_message``: a canned answer for one kind of message, a
+    refusal for another; it notes what it saw of each send."""
+
+    def __init__(self) -> None:
+        self.sends: list[tuple[bool, str]] = []
+
+    def before(self, op: Operation) -> None:
+        if op.name != "send":
+            return
+        kind = (op.arguments["metadata"] or {}).get("kind")
+        if kind == "canned":
+            op.respond(CACHED)
+        elif kind == "refused":
+            raise PermissionError("no sends of that kind")
+
+    def after(self, op: Operation) -> None:
+        if op.name == "send" and not op.answered and op.error is None:
+            self.sends.append((op.streamed, type(op.result).__name__))
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streams", "does-not-stream"])
+async def test_a_policy_on_sends_applies_whether_the_agent_streams_or_not(streaming: bool) -> None:
+    # A send with on_event (or cancel_on_exit) streams underneath when the agent can: it is a
+    # send to the interceptors all the same, answered or refused as any send.
+    policy = SendPolicy()
+    agent = FakeAgent(streaming=streaming)
+    events: list[StreamEvent] = []
+    async with client_of(agent, interceptors=[policy]) as client:
+        for options in ({}, {"on_event": events.append}, {"cancel_on_exit": True}):
+            agent.clear_requests()
+            events.clear()
+            answered = await client.send_message("hi", metadata={"kind": "canned"}, **options)
+            assert answered is CACHED
+            with pytest.raises(PermissionError, match="no sends of that kind"):
+                await client.send_message("hi", metadata={"kind": "refused"}, **options)
+            assert [r.op for r in agent.requests if r.op != "card"] == []
+            assert events == []  # nothing was sent: no event
+            done = await client.send_message("hi", **options)
+            assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    # What the policy saw of the sends that went out: the task the call returned, whether it
+    # was streamed underneath (with on_event or cancel_on_exit, when the agent streams).
+    assert policy.sends == [(False, "Task"), (streaming, "Task"), (streaming, "Task")]
+    assert [r.op for r in agent.requests if r.op != "card"] == ["stream" if streaming else "send"]
+
+
+class PinnedCard(Interceptor):
+    """The agent's card from a store of the service's own: nothing fetched."""
+
+    def __init__(self, card: Any) -> None:
+        self.card = card
+
+    def before(self, op: Operation) -> None:
+        if op.name == "card":
+            op.respond(self.card)
+
+
+class Respond(Interceptor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def before(self, op: Operation) -> None:
+        if op.name == self.name:
+            op.respond(1.0)
+
+
+async def test_a_card_fetch_and_a_ping_run_through_the_interceptors() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent(name="Pinned")
+    async with client_of(agent) as plain:
+        card = await plain.get_card()
+    agent.clear_requests()
+    async with client_of(agent, interceptors=[Recorder("a", log), PinnedCard(card)]) as client:
+        assert await client.get_card(refresh=True) is card
+        assert isinstance(await client.send_message("hi"), Task)  # on the card answered
+        assert await client.ping() >= 0
+    assert [r.op for r in agent.requests] == ["send", "card"]  # the ping: a GET of the card URL
+    assert [entry[1:] for entry in log if entry[1] != "after"] == [
+        ("before", "card", None),
+        ("ended", "card", "result"),
+        ("before", "send", None),
+        ("ended", "send", "result"),
+        ("before", "ping", None),
+        ("ended", "ping", "result"),
+    ]
+    async with client_of(agent, interceptors=[PinnedCard(card.to_dict())]) as client:
+        with pytest.raises(TypeError, match="a card is an AgentCard, not dict"):
+            await client.get_card()
+    async with client_of(agent, interceptors=[Respond("ping")]) as client:
+        with pytest.raises(TypeError, match="cannot answer a ping: its result is the time"):
+            await client.ping()
