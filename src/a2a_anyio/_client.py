@@ -607,6 +607,7 @@ class A2AClient:
             A2ADiscoveryError: no card at the URL, an answer that is not a card, or a signed card the
                 ``card_verifier`` refuses.
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            TypeError: an interceptor answered with something that is not an ``AgentCard``.
             RuntimeError: the client is closed.
         """
         self._check_open()
@@ -1003,6 +1004,7 @@ class A2AClient:
 
         Raises:
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            TypeError: an interceptor answered it (a ping cannot be answered).
             RuntimeError: the client is closed.
         """
         self._check_open()
