@@ -25,9 +25,6 @@ _UNANSWERABLE = {
     "ping": "its result is the time the agent took to answer",
 }
 
-#: How an operation may end (``Operation.ending``).
-ENDINGS = ("result", "error", "deadline", "cancelled", "interrupted", "closed")
-
 #: In a sync facade's call: whether Ctrl-C in the thread that waits for it stopped it (its
 #: cancellation in the loop is then an interrupt).
 INTERRUPTED: ContextVar[Callable[[], bool] | None] = ContextVar("interrupted", default=None)
