@@ -35,9 +35,9 @@ class Operation:
     """One operation as interceptors see it.
 
     ``name`` is the operation the caller asked for (``"send"``, ``"stream"``, ``"get"``,
-    ``"list"``, ``"cancel"``, ``"subscribe"``, ``"push_create"``, ``"push_get"``,
-    ``"push_list"``, ``"push_delete"``, ``"card"``, ``"extended_card"``, ``"call"``,
-    ``"ping"``); ``streamed`` is True when it is carried by an event stream underneath
+    ``"list"``, ``"cancel"``, ``"subscribe"``, ``"wait"``, ``"push_create"``,
+    ``"push_get"``, ``"push_list"``, ``"push_delete"``, ``"card"``, ``"extended_card"``,
+    ``"call"``, ``"ping"``); ``streamed`` is True when it is carried by an event stream underneath
     (a ``stream``, a ``subscribe``, and a ``send_message`` that streams to an agent that
     can). ``part_of`` names the operation a look-up belongs to (a blocking send's or a
     stream's polls: ``"send"``, ``"stream"``...; a ``wait``'s ``"get"``: ``"wait"``; the
