@@ -212,3 +212,30 @@ async def test_an_ended_hook_is_synchronous() -> None:
     async with client_of(FakeAgent(), interceptors=[AwaitableEnded()]) as client:
         with pytest.raises(TypeError, match=r"AwaitableEnded\.ended is synchronous"):
             await client.get_task("t1")
+
+
+class Slow(Interceptor):
+    """A hook that takes 100 (virtual) seconds: ``before`` or ``after``."""
+
+    def __init__(self, hook: str) -> None:
+        self.hook = hook
+
+    async def before(self, op: Operation) -> None:
+        if self.hook == "before":
+            await anyio.sleep(100)
+
+    async def after(self, op: Operation) -> None:
+        if self.hook == "after":
+            await anyio.sleep(100)
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("hook", ["before", "after"])
+async def test_a_hook_that_outlasts_the_deadline_is_cut_and_the_ending_seen(hook: str) -> None:
+    audit = Audit()
+    async with client_of(FakeAgent(), interceptors=[audit, Slow(hook)]) as client:
+        await client.get_card()
+        audit.lines.clear()
+        with pytest.raises(A2ATimeoutError, match="deadline timeout"):
+            await client.list_tasks(timeout=5)
+    assert audit.lines == [("list", False, "deadline", None, 5)]
