@@ -7,6 +7,7 @@ kit's FakeAgent (Ctrl-C through a real signal: ``test_sync_interrupt.py``)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -58,13 +59,14 @@ async def read(client: A2AClient, metadata: dict[str, Any] | None = SLOW, **opti
             pass
 
 
-CUT: dict[str, Any] = {
-    "send_message": lambda c: c.send_message("hi", metadata=SLOW, timeout=0.5),
-    "send_message_on_event": lambda c: c.send_message(
+# Each given a client and a working task.
+CUT: dict[str, Callable[[A2AClient, Task], Awaitable[Any]]] = {
+    "send_message": lambda c, t: c.send_message("hi", metadata=SLOW, timeout=0.5),
+    "send_message_on_event": lambda c, t: c.send_message(
         "hi", metadata=SLOW, on_event=lambda _: None, timeout=0.5
     ),
-    "wait": lambda c: c.wait("t1", timeout=0.5),
-    "stream_message": lambda c: read(c, total_timeout=0.5),
+    "wait": lambda c, t: c.wait(t.id, timeout=0.5),
+    "stream_message": lambda c, t: read(c, total_timeout=0.5),
 }
 #: What the audit log says of each: the operation, whether it streams underneath, the error
 #: the interceptors see (a stream's deadline is its own error; a unary call's is raised
@@ -85,15 +87,12 @@ async def test_a_call_cut_by_its_deadline_is_seen_ending_so_at_the_deadline(
     audit = Audit()
     agent = slow_agent()
     async with client_of(agent, interceptors=[audit]) as client:
-        await client.get_card()
-        if operation == "wait":
-            task = await client.send_message("hi", metadata=SLOW, blocking=False)
-            assert isinstance(task, Task)
-            CUT["wait"] = lambda c: c.wait(task.id, timeout=0.5)
+        task = await client.send_message("hi", metadata=SLOW, blocking=False)
+        assert isinstance(task, Task)
         audit.lines.clear()
         start = anyio.current_time()
         with pytest.raises(A2ATimeoutError, match="deadline timeout"):
-            await CUT[operation](client)
+            await CUT[operation](client, task)
         assert anyio.current_time() - start == pytest.approx(0.5)  # not a moment later
     assert audit.lines == [CUT_SEEN[operation]]
 
