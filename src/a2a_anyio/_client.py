@@ -818,11 +818,11 @@ class A2AClient:
         operation but a stream, whose source runs them as it is read."""
         if not self._interceptors:
             return await send(args, credentials, no_event), credentials
-        agent = self.url or self.endpoint
-        seen = self._interceptors.seen(
-            name, agent, args, credentials, part_of, self._card, streamed=streamed
-        )
-        intercepted = self._interceptors.intercept(seen, until)
+        intercepted = self._interceptors.intercept(
+            name, self.url or self.endpoint, args, credentials,
+            until=until, part_of=part_of, card=self._card, streamed=streamed,
+        )  # fmt: skip
+        seen = intercepted.op
 
         async def sent() -> Any:
             return await send(*applied(seen, args, credentials), intercepted.event)
@@ -1379,8 +1379,9 @@ class A2AClient:
         source.task_id = args.task_id if isinstance(args, (Send, TaskRef)) else None
         source.cancel = self._canceller(credentials)
         if hooks and self._interceptors:
-            seen = self._interceptors.seen(op.value, agent, args, credentials, card=self._card)
-            source.hooks = self._interceptors.intercept(seen)
+            source.hooks = self._interceptors.intercept(
+                op.value, agent, args, credentials, card=self._card
+            )
         limits = StreamLimits(
             idle=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total=total_timeout,

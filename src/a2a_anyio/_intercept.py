@@ -159,25 +159,23 @@ class Interceptors:
     def __bool__(self) -> bool:
         return bool(self._items)
 
-    def seen(
+    def intercept(
         self,
         name: str,
         agent: str | None,
         args: OpArgs,
         credentials: Credentials,
+        *,
+        until: float = math.inf,
         part_of: str | None = None,
         card: AgentCard | None = None,
-        *,
         streamed: bool = False,
-    ) -> Operation:
-        """The operation the interceptors are shown."""
+    ) -> Interception:
+        """The interceptors of the operation ``name`` (``Operation``), whose deadline is
+        ``until`` (``anyio.current_time()`` clock; ``inf``: none): the one way they are run."""
         headers = dict(credentials.call_headers)
         streamed = streamed or name in ("stream", "subscribe")
-        return Operation(name, agent, arguments(args), headers, part_of, card, streamed=streamed)
-
-    def intercept(self, op: Operation, until: float = math.inf) -> Interception:
-        """The interceptors of ``op``, whose deadline is ``until`` (``anyio.current_time()``
-        clock; ``inf``: none): the one way they are run."""
+        op = Operation(name, agent, arguments(args), headers, part_of, card, streamed=streamed)
         return Interception(self._items, self._events, op, until)
 
 
