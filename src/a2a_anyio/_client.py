@@ -643,7 +643,9 @@ class A2AClient:
             until = min(until, anyio.current_time() + limit)
         card, _ = await self._intercepted("card", None, credentials, until, fetch, part_of)
         if not isinstance(card, AgentCard):
-            raise TypeError(f"a card is an AgentCard, not {type(card).__name__}")
+            raise TypeError(
+                f"an interceptor answers a card with an AgentCard, not {type(card).__name__}"
+            )
         self._card = card
         return card
 

@@ -646,7 +646,9 @@ async def test_a_card_fetch_and_a_ping_run_through_the_interceptors() -> None:
         ("ended", "ping", "result"),
     ]
     async with client_of(agent, interceptors=[PinnedCard(card.to_dict())]) as client:
-        with pytest.raises(TypeError, match="a card is an AgentCard, not dict"):
+        with pytest.raises(
+            TypeError, match="an interceptor answers a card with an AgentCard, not dict"
+        ):
             await client.get_card()
     async with client_of(agent, interceptors=[Respond("ping")]) as client:
         with pytest.raises(TypeError, match="cannot answer a ping: its result is the time"):
