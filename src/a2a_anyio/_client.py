@@ -84,11 +84,14 @@ from a2a_anyio._http import (
     warn_unverified,
 )
 from a2a_anyio._intercept import (
+    EventHook,
+    Interception,
     Interceptor,
     Interceptors,
     Operation,
-    StreamInterception,
+    Sending,
     arguments,
+    no_event,
 )
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -604,6 +607,7 @@ class A2AClient:
             A2ADiscoveryError: no card at the URL, an answer that is not a card, or a signed card the
                 ``card_verifier`` refuses.
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            TypeError: an interceptor answered with something that is not an ``AgentCard``.
             RuntimeError: the client is closed.
         """
         self._check_open()
@@ -617,17 +621,41 @@ class A2AClient:
         return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout), creds)
 
     async def _fetch_card(
-        self, refresh: bool, limit: float | None, credentials: Credentials
+        self,
+        refresh: bool,
+        limit: float | None,
+        credentials: Credentials,
+        within: CallInProgress | None = None,
+        part_of: str | None = None,
     ) -> AgentCard:
-        card = await self._fetcher.fetch(force=refresh, timeout=limit, credentials=credentials)
+        """The card (an operation of its own to the interceptors, or a part of ``within``'s,
+        ``part_of``), within ``limit``.
+
+        Raises:
+            TypeError: an interceptor answered with something that is not an ``AgentCard``.
+        """
+
+        async def fetch(args: OpArgs, credentials: Credentials, event: Any) -> AgentCard:
+            return await self._fetcher.fetch(force=refresh, timeout=limit, credentials=credentials)
+
+        until = within.until if within is not None else math.inf
+        if limit is not None:
+            until = min(until, anyio.current_time() + limit)
+        card, _ = await self._intercepted("card", None, credentials, until, fetch, part_of)
+        if not isinstance(card, AgentCard):
+            raise TypeError(
+                f"an interceptor answers a card with an AgentCard, not {type(card).__name__}"
+            )
         self._card = card
         return card
 
-    async def _card_for(self, call: CallInProgress | None, credentials: Credentials) -> AgentCard:
-        """The card, fetched if need be as a part of ``call``: within the time the call has
-        left (a deadline of the fetch's own, so that a ``Retry-After`` past it ends it at
-        once), with no limit in a call that has none; outside a call, within the client's
-        timeout."""
+    async def _card_for(
+        self, call: CallInProgress | None, credentials: Credentials, part_of: str | None = None
+    ) -> AgentCard:
+        """The card, fetched if need be as a part of ``call`` (or of the operation
+        ``part_of``): within the time the call has left (a deadline of the fetch's own, so
+        that a ``Retry-After`` past it ends it at once), with no limit in a call that has
+        none; outside a call, within the client's timeout."""
         if self._card is not None:
             return self._card
         if call is None:
@@ -635,7 +663,8 @@ class A2AClient:
         else:
             left = call.until - anyio.current_time()
             limit = None if call.until == math.inf else max(0.0, round(left, 3))
-        return await self._fetch_card(False, limit, credentials)
+            part_of = part_of or call.context.get("operation")
+        return await self._fetch_card(False, limit, credentials, call, part_of)
 
     discover = get_card
 
@@ -653,24 +682,27 @@ class A2AClient:
 
         return caps()
 
-    async def _resolve(self, call: CallInProgress | None, credentials: Credentials) -> WireCodec:
+    async def _resolve(
+        self, call: CallInProgress | None, credentials: Credentials, part_of: str | None = None
+    ) -> WireCodec:
         """The codec of the interface in use (the card fetched, if need be, as a part of
-        ``call``, with its ``credentials``; outside a call, within the client's timeout)."""
+        ``call`` or of ``part_of``, with its ``credentials``; outside a call, within the
+        client's timeout)."""
         found = self._wires.codec
         if found is None:
-            find = functools.partial(self._find_candidates, call, credentials)
+            find = functools.partial(self._find_candidates, call, credentials, part_of)
             found = await self._wires.resolve(find)
         return found
 
     async def _find_candidates(
-        self, call: CallInProgress | None, credentials: Credentials
+        self, call: CallInProgress | None, credentials: Credentials, part_of: str | None = None
     ) -> list[WireCodec]:
         tenant, extensions = self.tenant, self.extensions
         if self.endpoint is not None:
             return endpoint_candidates(
                 self.endpoint, self.protocol, tenant=tenant, extensions=extensions
             )
-        card = await self._card_for(call, credentials)
+        card = await self._card_for(call, credentials, part_of)
         return card_candidates(
             card,
             self._fetcher.card_url,
@@ -763,15 +795,41 @@ class A2AClient:
             if not self._interceptors:
                 result = await self._send(op, args, credentials, call)
                 return span.returned(result, call.context), credentials
-            seen = self._interceptors.seen(
-                op.value, call.agent, args, credentials, part_of, self._card
-            )
 
-            async def send() -> Any:
-                return await self._send(op, *applied(seen, args, credentials), call)
+            async def send(args: OpArgs, credentials: Credentials, event: Any) -> Any:
+                return await self._send(op, args, credentials, call)
 
-            result = await self._interceptors.around(seen, send)
-            return span.returned(result, call.context), with_headers(seen, credentials)
+            sent = await self._intercepted(op.value, args, credentials, call.until, send, part_of)
+            return span.returned(sent[0], call.context), sent[1]
+
+    async def _intercepted(
+        self,
+        name: str,
+        args: OpArgs,
+        credentials: Credentials,
+        until: float,
+        send: Sending,
+        part_of: str | None = None,
+        *,
+        streamed: bool = False,
+    ) -> tuple[Any, Credentials]:
+        """``send(args, credentials, event)`` run as the operation ``name`` through the
+        interceptors (its deadline ``until``), with the arguments and credentials they left
+        (``event`` tells them of each event of a send that streams); its result, and the
+        credentials with their headers, those its follow-up goes with. The road of every
+        operation but a stream, whose source runs them as it is read."""
+        if not self._interceptors:
+            return await send(args, credentials, no_event), credentials
+        intercepted = self._interceptors.intercept(
+            name, self.url or self.endpoint, args, credentials,
+            until=until, part_of=part_of, card=self._card, streamed=streamed,
+        )  # fmt: skip
+        seen = intercepted.op
+
+        async def sent() -> Any:
+            return await send(*applied(seen, args, credentials), intercepted.event)
+
+        return await intercepted.around(sent), with_headers(seen, credentials)
 
     async def _send(
         self, op: Op, args: OpArgs, credentials: Credentials, call: CallInProgress
@@ -917,7 +975,7 @@ class A2AClient:
         ):
             args = Call(method, params, idempotent, stream=on_event is not None)
 
-            async def send(args: OpArgs = args, creds: Credentials = creds) -> Any:
+            async def send(args: OpArgs, creds: Credentials, event: Any) -> Any:
                 await self._resolve(call, creds)
                 codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
                 if codec is None:
@@ -937,15 +995,7 @@ class A2AClient:
                     )  # fmt: skip
                 return self._types.result(method, result, result_type, request.context)
 
-            if self._interceptors:
-                seen = self._interceptors.seen(
-                    Op.CALL.value, call.agent, args, creds, card=self._card
-                )
-                typed = await self._interceptors.around(
-                    seen, lambda: send(*applied(seen, args, creds))
-                )
-            else:
-                typed = await send()
+            typed, _ = await self._intercepted(Op.CALL.value, args, creds, call.until, send)
             return span.returned(typed, call.context)
 
     async def ping(
@@ -956,16 +1006,23 @@ class A2AClient:
 
         Raises:
             A2AConnectionError: the agent cannot be reached (``A2ATimeoutError``: not within ``timeout``).
+            TypeError: an interceptor answered it (a ping cannot be answered).
             RuntimeError: the client is closed.
         """
         self._check_open()
         creds = self._credentials_for(headers)
         url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
         assert url is not None
-        start = time.perf_counter()
         with self._deadline("ping", timeout) as call:
-            await self._http.request("GET", url, credentials=creds, context=call.context)
-        return (time.perf_counter() - start) * 1000.0
+
+            async def ping(args: OpArgs, creds: Credentials, event: Any) -> float:
+                start = time.perf_counter()
+                await self._http.request("GET", url, credentials=creds, context=call.context)
+                return (time.perf_counter() - start) * 1000.0
+
+            took: float
+            took, _ = await self._intercepted("ping", None, creds, call.until, ping)
+        return took
 
     async def _fetch(self, url: str, *, timeout: Timeout = CLIENT_TIMEOUT) -> RawResponse:
         """GET ``url`` (a file part's, a card's) as every request of this client goes: its
@@ -1053,29 +1110,49 @@ class A2AClient:
             self._deadline(Op.SEND.value, timeout) as call,
         ):
             # Whether it streams is the card's to say: the card is read within the deadline.
-            if streams and blocking and await self._can_stream(call, creds):
-                # Read as any stream is (a span of its own, under the send's).
-                async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
-                    stream = self._stream(Op.STREAM, Send(msg, config), None, None, None, creds)
-                    try:
-                        async with stream:
-                            async for event in stream:
-                                if on_event is not None:
-                                    await _notify(on_event, event)
-                            return span.returned(await stream.result(), call.context)
-                    finally:  # as last seen, and where it went: for the error of a deadline
-                        call.task = stream.task
-                        call.goes_to({**stream._context, "operation": Op.SEND.value})
+            streamed = streams and blocking and await self._can_stream(call, creds)
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
-                # The send's request is the call's own: only the call's deadline bounds it.
+
+                async def sent(args: OpArgs, creds: Credentials, event: EventHook) -> Any:
+                    if streamed:  # read as any stream is (a span of its own, under the send's)
+                        return await self._streamed(call, on_event, args, creds, event)
+                    # The send's request is the call's own: only the call's deadline bounds it.
+                    result: Task | Message = await self._send(Op.SEND, args, creds, call)
+                    if on_event is not None:
+                        await _notify(on_event, result)
+                    if blocking and isinstance(result, Task) and not result.status.state.is_final:
+                        result = await self._follow(result, call, on_event, creds)
+                    return result
+
+                # To the interceptors, one operation "send" either way, its follow-up included.
                 send = Send(msg, config)
                 result: Task | Message
-                result, creds = await self._sent(Op.SEND, send, creds, call, timeout=None)
-                if on_event is not None:
-                    await _notify(on_event, result)
-                if blocking and isinstance(result, Task) and not result.status.state.is_final:
-                    result = await self._follow(result, call, on_event, creds)
+                result, _ = await self._intercepted(
+                    Op.SEND.value, send, creds, call.until, sent, streamed=streamed
+                )
             return span.returned(result, call.context)
+
+    async def _streamed(
+        self,
+        call: CallInProgress,
+        on_event: EventCallback | None,
+        args: OpArgs,
+        credentials: Credentials,
+        event: Callable[[StreamEvent], Awaitable[None]],
+    ) -> Task | Message:
+        """A send read as a stream within ``call``, each event told to ``event`` (the send's
+        interceptors) and to ``on_event``."""
+        stream = self._stream(Op.STREAM, args, None, None, None, credentials, hooks=False)
+        try:
+            async with stream:
+                async for item in stream:
+                    await event(item)
+                    if on_event is not None:
+                        await _notify(on_event, item)
+                return await stream.result()
+        finally:  # as last seen, and where it went: for the error of a deadline
+            call.task = stream.task
+            call.goes_to({**stream._context, "operation": Op.SEND.value})
 
     def conversation(
         self, context_id: str | None = None, *, state: Mapping[str, Any] | None = None
@@ -1153,11 +1230,17 @@ class A2AClient:
             self._deadline("wait", timeout) as call,
         ):
             async with self._cancels_abandoned(call, cancels, creds, task_id):
+
+                async def wait(args: OpArgs, creds: Credentials, event: Any) -> Task:
+                    task: Task
+                    task, creds = await self._sent(Op.GET, args, creds, call, part_of="wait")
+                    if not task.status.state.is_final:
+                        follow = self._follow(task, call, None, creds, poll_interval, max_interval)
+                        task = await follow
+                    return task
+
                 task: Task
-                ref = TaskRef(task_id)
-                task, creds = await self._sent(Op.GET, ref, creds, call, part_of="wait")
-                if not task.status.state.is_final:
-                    task = await self._follow(task, call, None, creds, poll_interval, max_interval)
+                task, _ = await self._intercepted("wait", TaskRef(task_id), creds, call.until, wait)
             return span.returned(task, call.context)
 
     async def _follow(
@@ -1282,7 +1365,11 @@ class A2AClient:
         resume: bool | None,
         credentials: Credentials,
         cancel_on_exit: bool = False,
+        *,
+        hooks: bool = True,
     ) -> MessageStream:
+        """A stream of ``op``, an operation of its own to the interceptors unless ``hooks``
+        is false (a send that streams is the send's)."""
         check_timeout(idle_timeout, "idle_timeout")
         check_timeout(total_timeout, "total_timeout")
         resume = self.resume if resume is None else resume
@@ -1293,9 +1380,10 @@ class A2AClient:
         )  # fmt: skip
         source.task_id = args.task_id if isinstance(args, (Send, TaskRef)) else None
         source.cancel = self._canceller(credentials)
-        if self._interceptors:
-            seen = self._interceptors.seen(op.value, agent, args, credentials, card=self._card)
-            source.hooks = self._interceptors.stream(seen)
+        if hooks and self._interceptors:
+            source.hooks = self._interceptors.intercept(
+                op.value, agent, args, credentials, card=self._card
+            )
         limits = StreamLimits(
             idle=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total=total_timeout,
@@ -1557,9 +1645,9 @@ class _ClientStream(StreamSource):
     async def open(self, limits: StreamLimits) -> StreamWire:
         client = self._client
         client._check_open()
-        if isinstance(self.hooks, StreamInterception):  # as the interceptors left them
+        if isinstance(self.hooks, Interception):  # as the interceptors left them
             self._args, self._credentials = applied(self.hooks.op, self._args, self._credentials)
-        codec = await client._resolve(None, self._credentials)
+        codec = await client._resolve(None, self._credentials, self.method)
         encoded = self._encoded
         if encoded is None or encoded[0] is not codec:
             # Encoded once: a retry sends the same request (message id, JSON-RPC id).

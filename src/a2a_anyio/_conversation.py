@@ -260,6 +260,10 @@ class _InContext:
             return error
         return await self._hooks.end(result, error)
 
+    def left(self, exc: BaseException | None) -> None:
+        if self._hooks is not None:
+            self._hooks.left(exc)
+
 
 class SyncConversation:
     """A ``Conversation`` for blocking code (``SyncA2AClient.conversation()``): ``send`` and

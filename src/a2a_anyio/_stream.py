@@ -155,6 +155,10 @@ class StreamHooks(Protocol):
     async def end(self, result: Task | Message | None, error: Exception | None) -> Exception | None:
         """The error the stream is to raise (None: it ends as it came)."""
 
+    def left(self, exc: BaseException | None) -> None:
+        """The stream ended by ``exc`` (a cancellation, Ctrl-C), or was left before its end
+        (None, or the error of the block it was read in)."""
+
 
 class StreamSource(ABC):
     """Where one stream's events come from: the request that opens it (``open``), the
@@ -334,7 +338,7 @@ class MessageStream:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
+        await self._leave(exc)
 
     def __aiter__(self) -> MessageStream:
         return self
@@ -453,9 +457,16 @@ class MessageStream:
         error returned (None: none)."""
         hooks, self._hooks = self._hooks, None
         try:
-            if hooks is not None and (error is None or isinstance(error, Exception)):
-                await self._drop_connection()
-                error = await hooks.end(self.message or self.task, error)
+            if hooks is not None:
+                try:
+                    if error is None or isinstance(error, Exception):
+                        await self._drop_connection()
+                        error = await hooks.end(self.message or self.task, error)
+                    else:  # a cancellation, Ctrl-C
+                        hooks.left(error)
+                except BaseException as exc:
+                    hooks.left(exc)
+                    raise
         finally:
             await self._close(error)
         return error
@@ -627,9 +638,19 @@ class MessageStream:
     async def aclose(self) -> None:
         """Release the connection now; iteration stops. Safe to call more than once. Before
         the stream's end, with ``cancel_on_exit``, its task is cancelled on the agent."""
-        await self._close(None)
-        if self.cancel_on_exit:
-            await self._cancel_abandoned()
+        await self._leave(None)
+
+    async def _leave(self, exc: BaseException | None) -> None:
+        """Close the stream, left before its end or not: by ``exc`` (that of the block it
+        was read in), which its hooks are told, if it had not ended."""
+        hooks, self._hooks = self._hooks, None
+        try:
+            if hooks is not None:
+                hooks.left(exc)
+        finally:
+            await self._close(None)
+            if self.cancel_on_exit:
+                await self._cancel_abandoned()
 
     async def _cancel_abandoned(self) -> None:
         """Cancel the task of a stream closed before its end, once (see ``cancel_abandoned``)."""

@@ -14,6 +14,7 @@ import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from a2a_anyio._client import REQUEST_HEADERS, A2AClient
+from a2a_anyio._intercept import INTERRUPTED
 from a2a_anyio._observe import NO_TRACING, Tracing
 
 T = TypeVar("T")
@@ -107,16 +108,17 @@ class Calls:
                     raise RuntimeError(f"this {self.owner} is closed") from None
                 raise
             return future.result()
-        except BaseException:
+        except BaseException as exc:
             if not call.ended.is_set():  # interrupted here, not failed there
-                self._stop(call)
+                self._stop(call, isinstance(exc, KeyboardInterrupt))
             raise
 
-    def _stop(self, call: _Call) -> None:
-        """Cancel ``call`` in the loop, or keep it from starting there if it has not yet,
-        and wait until it has unwound. Another interrupt here ends the wait."""
+    def _stop(self, call: _Call, interrupted: bool = False) -> None:
+        """Cancel ``call`` in the loop (``interrupted``: by Ctrl-C, as its interceptors are
+        told), or keep it from starting there if it has not yet, and wait until it has
+        unwound. Another interrupt here ends the wait."""
         try:
-            started = self.portal.call(call.stop)
+            started = self.portal.call(call.stop, interrupted)
         except RuntimeError:  # the portal has stopped: nothing runs there any more
             return
         if started:
@@ -130,6 +132,7 @@ class Calls:
         headers: Mapping[A2AClient, Mapping[str, str]],
     ) -> T:
         REQUEST_HEADERS.set(headers)  # this task's own context: nothing to reset
+        INTERRUPTED.set(call.was_interrupted)
         try:
             if self.closed:
                 raise RuntimeError(f"this {self.owner} is closed")
@@ -171,14 +174,20 @@ class _Call:
         self.ended = threading.Event()  # set in the loop once the call has unwound
         self.scope: anyio.CancelScope | None = None  # once begun; the loop's thread only
         self.stopped = False  # the loop's thread only
+        self.interrupted = False  # stopped by Ctrl-C; the loop's thread only
 
-    def stop(self) -> bool:
+    def stop(self, interrupted: bool = False) -> bool:
         """In the loop: cancel the call, or keep it from starting; True if it has started."""
         self.stopped = True
+        self.interrupted = interrupted
         if self.scope is None:
             return False
         self.scope.cancel()
         return True
+
+    def was_interrupted(self) -> bool:
+        """True once Ctrl-C in the waiting thread stopped the call."""
+        return self.interrupted
 
 
 def start_portal(

@@ -9,7 +9,8 @@ The agent's ``hang`` skill never ends; its ``echo`` skill replies at once.
 
 The script prints ``waiting`` once it is about to wait and, in its own
 ``except KeyboardInterrupt``, how many of its requests are open; then it makes one more call
-with the same client or pool, prints ``after`` with its answer, and closes.
+with the same client or pool, prints ``after`` with its answer, and closes. The client's
+interceptor prints how each send, stream and wait ended (``ended send interrupted``...).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from types import FrameType
 
 import httpx
 
-from a2a_anyio import SyncA2AClient, SyncAgentPool, Task
+from a2a_anyio import Interceptor, Operation, SyncA2AClient, SyncAgentPool, Task
 
 HANG = {"skillId": "hang"}
 ECHO = {"skillId": "echo"}
@@ -83,6 +84,15 @@ class Body(httpx.AsyncByteStream):
 HTTP = Counting()
 
 
+class Endings(Interceptor):
+    """An audit log of the calls the script makes (not of their look-ups, nor of the card
+    read in another thread)."""
+
+    def ended(self, op: Operation) -> None:
+        if op.part_of is None and op.name in ("send", "stream", "wait"):
+            print("ended", op.name, op.ending, flush=True)
+
+
 def interrupt_once_hanging(signum: int, frame: FrameType | None) -> None:
     """Python's own handler, raising only once the held loop has started the call and the
     call has sent its request."""
@@ -93,9 +103,8 @@ def interrupt_once_hanging(signum: int, frame: FrameType | None) -> None:
 
 def client_script(url: str, backend: str, what: str) -> None:
     holder: threading.Thread | None = None
-    with SyncA2AClient(
-        url, backend=backend, http_client=httpx.AsyncClient(transport=HTTP)
-    ) as client:
+    http = httpx.AsyncClient(transport=HTTP)
+    with SyncA2AClient(url, backend=backend, http_client=http, interceptors=[Endings()]) as client:
         try:
             if what == "stream":
                 with client.stream_message("hang", metadata=HANG) as stream:

@@ -59,6 +59,9 @@ class Recorder(Interceptor):
     def event(self, op: Operation, event: StreamEvent) -> None:
         self.log.append((self.tag, "event", op.name, type(event).__name__))
 
+    def ended(self, op: Operation) -> None:
+        self.log.append((self.tag, "ended", op.name, op.ending))
+
 
 @asynccontextmanager
 async def client_of(agent: FakeAgent, **options: Any) -> AsyncIterator[A2AClient]:
@@ -70,16 +73,17 @@ async def client_of(agent: FakeAgent, **options: Any) -> AsyncIterator[A2AClient
         yield client
 
 
-# What the interceptors see of each operation (OPERATIONS without the card's): the wire
-# operation, and the call a look-up is part of. A blocking send's follow-up re-attaches to
-# the task: a part of the send that is no operation of its own.
+# What the interceptors see of each operation: the operation called, and the call a look-up
+# is part of. A blocking send's follow-up re-attaches to the task: a part of the send that is
+# no operation of its own; a send that streams underneath is a send all the same.
 SEEN: dict[str, list[tuple[str, str | None]]] = {
+    "get_card": [("card", None)],
     "get_extended_card": [("extended_card", None)],
     "send_message": [("send", None)],
-    "send_message_on_event": [("stream", None)],
+    "send_message_on_event": [("send", None)],
     "stream_message": [("stream", None)],
     "subscribe": [("subscribe", None)],
-    "wait": [("get", "wait")],
+    "wait": [("wait", None), ("get", "wait")],
     "get_task": [("get", None)],
     "list_tasks": [("list", None)],
     "cancel_task": [("cancel", None)],
@@ -89,6 +93,7 @@ SEEN: dict[str, list[tuple[str, str | None]]] = {
     "delete_push_config": [("push_delete", None)],
     "call": [("call", None)],
     "call_on_event": [("call", None)],
+    "ping": [("ping", None)],
 }
 
 
@@ -106,8 +111,16 @@ async def test_every_operation_runs_through_the_interceptors_in_order(operation:
         await OPERATIONS[operation](client, task)
     befores = [(name, part_of) for tag, hook, name, part_of in log if hook == "before"]
     assert befores[::2] == SEEN[operation]
-    hooks = [(tag, hook) for tag, hook, *_ in log if hook != "event"]
-    assert hooks == [("a", "before"), ("b", "before"), ("b", "after"), ("a", "after")]
+    called = SEEN[operation][0][0]
+    hooks = [(tag, hook) for tag, hook, name, _ in log if hook != "event" and name == called]
+    assert hooks == [
+        ("a", "before"),
+        ("b", "before"),
+        ("b", "after"),
+        ("a", "after"),
+        ("b", "ended"),  # once the outcome is what the caller gets
+        ("a", "ended"),
+    ]
     streams = operation in ("send_message_on_event", "stream_message", "subscribe")
     assert any(hook == "event" for _, hook, *_ in log) == streams
 
@@ -131,10 +144,10 @@ async def test_headers_and_arguments_an_interceptor_sets_reach_the_agent() -> No
         agent.fault("subscribe", error=-32004, times=1)  # and the re-attach refused: polled
         async with client.stream_message("hi", metadata=SLOW) as stream:
             assert (await stream.result()).status.state is TaskState.COMPLETED  # type: ignore[union-attr]
-        await client.get_card(refresh=True)  # no operation: no interceptor
+        await client.get_card(refresh=True)  # an operation too: it carries credentials
     sent = [(r.op, r.headers.get("x-tenant")) for r in agent.requests]
-    assert ("card", None) in sent
-    assert {tenant for op, tenant in sent if op != "card"} == {"acme"}
+    assert [op for op, _ in sent].count("card") == 2  # the first send's discovery, and this
+    assert {tenant for op, tenant in sent} == {"acme"}
     assert [op for op, _ in sent].count("get") >= 1  # the stream's polls carry it too
     sends = [r for r in agent.requests if r.op in ("send", "stream")]
     assert [r.params["metadata"] for r in sends] == [{**SLOW, "tenant": "acme"}] * 2
@@ -167,7 +180,11 @@ async def test_an_interceptor_answers_instead_of_sending_and_outer_ones_see_it()
         agent.clear_requests()
         assert await c.get_task(task.id) is task
     assert agent.requests == []
-    assert log == [("a", "before", "get", None), ("a", "after", "get", "Task")]
+    assert log == [
+        ("a", "before", "get", None),
+        ("a", "after", "get", "Task"),
+        ("a", "ended", "get", "result"),
+    ]
 
 
 class Refuse(Interceptor):
@@ -194,8 +211,10 @@ async def test_an_interceptor_refuses_and_nothing_is_sent() -> None:
     assert log == [
         ("a", "before", "get", None),
         ("a", "after", "get", "PermissionError"),
+        ("a", "ended", "get", "error"),
         ("a", "before", "stream", None),
         ("a", "after", "stream", "PermissionError"),
+        ("a", "ended", "stream", "error"),
     ]
 
 
@@ -227,12 +246,13 @@ async def test_a_stream_is_seen_once_with_each_event_and_its_end() -> None:
         async with client.stream_message("hi", metadata=SLOW) as stream:
             events = [event async for event in stream]
     assert [r.op for r in agent.requests] == ["card", "stream", "subscribe"]
-    assert log[0] == ("a", "before", "stream", None)
-    assert [entry[3] for entry in log[1:-1]] == [type(e).__name__ for e in events]
-    assert log[-1] == ("a", "after", "stream", "Task")
+    assert log[:2] == [("a", "before", "stream", None), ("a", "before", "card", "stream")]
+    assert log[2:4] == [("a", "after", "card", "AgentCard"), ("a", "ended", "card", "result")]
+    assert [entry[3] for entry in log[4:-2]] == [type(e).__name__ for e in events]
+    assert log[-2:] == [("a", "after", "stream", "Task"), ("a", "ended", "stream", "result")]
 
 
-async def test_a_streams_error_is_replaced_and_a_stream_left_early_has_no_after() -> None:
+async def test_a_streams_error_is_replaced_and_a_stream_left_early_ends_with_no_after() -> None:
     log: list[tuple[Any, ...]] = []
     agent = FakeAgent()
     async with client_of(agent, interceptors=[Recorder("a", log), Replace()]) as client:
@@ -241,7 +261,10 @@ async def test_a_streams_error_is_replaced_and_a_stream_left_early_has_no_after(
             async with client.stream_message("hi") as stream:
                 async for _ in stream:
                     pass
-        assert log[-1] == ("a", "after", "stream", "LookupError")
+        assert log[-2:] == [
+            ("a", "after", "stream", "LookupError"),
+            ("a", "ended", "stream", "error"),
+        ]
         # An error cannot be answered in its place: a stream never ends silently unfinished.
         with pytest.raises(TaskNotFoundError):
             async with client.subscribe("gone") as stream:
@@ -251,7 +274,10 @@ async def test_a_streams_error_is_replaced_and_a_stream_left_early_has_no_after(
         async with client.stream_message("hi") as stream:
             async for _ in stream:
                 break
-    assert [hook for _, hook, *_ in log] == ["before", "event"]
+    assert [(hook, outcome) for _, hook, _, outcome in log if hook != "event"] == [
+        ("before", None),
+        ("ended", "closed"),
+    ]
 
 
 CACHED = Message(Role.AGENT, [TextPart("cached")])
@@ -290,7 +316,7 @@ async def test_what_an_interceptor_cannot_do_is_refused() -> None:
         with pytest.raises(TypeError, match="colour"):
             await client.get_task("t")
     assert [r.op for r in agent.requests] == []
-    with pytest.raises(TypeError, match="has a before, after or event method; int has none"):
+    with pytest.raises(TypeError, match="has a before, after, event or ended method; int has none"):
         A2AClient(agent.url, interceptors=[1])
     with pytest.raises(TypeError, match="interceptors must be a sequence, not Recorder"):
         A2AClient(agent.url, interceptors=Recorder("a", []))  # type: ignore[arg-type]
@@ -314,7 +340,7 @@ async def test_every_dialect_and_binding(dialect: str, binding: str) -> None:
     ops = [r for r in agent.requests if r.op not in (None, "card")]  # not the card probes
     assert {r.headers.get("x-tenant") for r in ops} == {"acme"}
     assert ops[0].params["metadata"] == {"k": 1, "tenant": "acme"}
-    assert [entry[:3] for entry in log if entry[1] == "before"][:2] == [
+    assert [entry[:3] for entry in log if entry[1] == "before" and entry[2] != "card"][:2] == [
         ("a", "before", "send"),
         ("a", "before", "get"),
     ]
@@ -331,8 +357,8 @@ async def test_a_pool_gives_its_interceptors_to_every_agent() -> None:
         await pool.send(agent.url, text="hi")
         [result] = await pool.fan_out([agent.url], "hi")
         assert result.ok
-    # A fan-out streams to an agent that streams.
-    assert [entry[2] for entry in log if entry[1] == "before"] == ["send", "stream"]
+    # A fan-out streams to an agent that streams: a send all the same.
+    assert [entry[2] for entry in log if entry[1] == "before"] == ["send", "card", "send"]
     sent = [r for r in agent.requests if r.op in ("send", "stream")]
     assert [r.op for r in sent] == ["send", "stream"]
     assert {r.headers.get("x-tenant") for r in sent} == {"acme"}
@@ -358,11 +384,13 @@ def test_the_sync_facade_runs_interceptors(backend: str) -> None:
         assert isinstance(task, Task)
         with client.stream_message("hi") as stream:
             assert isinstance(stream.result(), Task)
-    assert [entry[:3] for entry in log if entry[1] != "event"] == [
+    assert [entry[:3] for entry in log if entry[1] != "event" and entry[2] != "card"] == [
         ("a", "before", "send"),
         ("a", "after", "send"),
+        ("a", "ended", "send"),
         ("a", "before", "stream"),
         ("a", "after", "stream"),
+        ("a", "ended", "stream"),
     ]
     assert threading.current_thread().name not in threads  # they run in the client's loop
 
@@ -383,12 +411,15 @@ async def test_a_blocking_sends_and_a_waits_follow_up_carry_their_interceptors_h
 
 
 class Rewrite(Interceptor):
-    """Sets one argument of each send, and of every other operation, to ``value``."""
+    """Sets one argument of each send, and of every other operation but the card's, to
+    ``value``."""
 
     def __init__(self, name: str, value: Any) -> None:
         self.name, self.value = name, value
 
     def before(self, op: Operation) -> None:
+        if op.name == "card":
+            return
         if self.value is None:
             del op.arguments[self.name]
         else:
@@ -438,9 +469,10 @@ async def test_a_refused_call_sends_nothing_and_after_sees_what_ends_it() -> Non
     async with client_of(rest, interceptors=[Recorder("a", log)], bindings=("rest",)) as client:
         with pytest.raises(UnsupportedOperationError, match="offers no JSON-RPC interface"):
             await client.call("ext/echo", {})
-    assert log == [
+    assert [entry for entry in log if entry[2] != "card"] == [
         ("a", "before", "call", None),
         ("a", "after", "call", "UnsupportedOperationError"),
+        ("a", "ended", "call", "error"),
     ]
 
 
@@ -496,7 +528,7 @@ async def test_a_streams_span_ends_with_what_its_after_made_of_it(
 
 
 def test_a_pool_refuses_what_is_no_interceptor_at_once() -> None:
-    with pytest.raises(TypeError, match="has a before, after or event method; int has none"):
+    with pytest.raises(TypeError, match="has a before, after, event or ended method; int has none"):
         AgentPool(interceptors=[1])
 
 
@@ -514,7 +546,7 @@ async def test_an_operation_shows_the_card_once_the_client_has_it() -> None:
         task = await client.send_message("hi")  # the first call fetches the card
         assert isinstance(task, Task)
         await client.get_task(task.id)
-    assert seen.cards == [None, "Shown"]
+    assert seen.cards == [None, None, "Shown"]  # the send, the card it fetches, the get
 
 
 class NotAnError(Interceptor):
@@ -526,3 +558,98 @@ async def test_an_error_that_is_no_exception_is_refused_clearly() -> None:
     async with client_of(FakeAgent(), interceptors=[NotAnError()]) as client:
         with pytest.raises(TypeError, match=r"op\.error must be an Exception or None, not str"):
             await client.get_task("t")
+
+
+class SendPolicy(Interceptor):
+    """A policy written for ``send_message``: a canned answer for one kind of message, a
+    refusal for another; it notes what it saw of each send."""
+
+    def __init__(self) -> None:
+        self.sends: list[tuple[bool, str]] = []
+
+    def before(self, op: Operation) -> None:
+        if op.name != "send":
+            return
+        kind = (op.arguments["metadata"] or {}).get("kind")
+        if kind == "canned":
+            op.respond(CACHED)
+        elif kind == "refused":
+            raise PermissionError("no sends of that kind")
+
+    def after(self, op: Operation) -> None:
+        if op.name == "send" and not op.answered and op.error is None:
+            self.sends.append((op.streamed, type(op.result).__name__))
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streams", "does-not-stream"])
+async def test_a_policy_on_sends_applies_whether_the_agent_streams_or_not(streaming: bool) -> None:
+    # A send with on_event (or cancel_on_exit) streams underneath when the agent can: it is a
+    # send to the interceptors all the same, answered or refused as any send.
+    policy = SendPolicy()
+    agent = FakeAgent(streaming=streaming)
+    events: list[StreamEvent] = []
+    async with client_of(agent, interceptors=[policy]) as client:
+        for options in ({}, {"on_event": events.append}, {"cancel_on_exit": True}):
+            agent.clear_requests()
+            events.clear()
+            answered = await client.send_message("hi", metadata={"kind": "canned"}, **options)
+            assert answered is CACHED
+            with pytest.raises(PermissionError, match="no sends of that kind"):
+                await client.send_message("hi", metadata={"kind": "refused"}, **options)
+            assert [r.op for r in agent.requests if r.op != "card"] == []
+            assert events == []  # nothing was sent: no event
+            done = await client.send_message("hi", **options)
+            assert isinstance(done, Task) and done.status.state is TaskState.COMPLETED
+    # What the policy saw of the sends that went out: the task the call returned, whether it
+    # was streamed underneath (with on_event or cancel_on_exit, when the agent streams).
+    assert policy.sends == [(False, "Task"), (streaming, "Task"), (streaming, "Task")]
+    assert [r.op for r in agent.requests if r.op != "card"] == ["stream" if streaming else "send"]
+
+
+class PinnedCard(Interceptor):
+    """The agent's card from a store of the service's own: nothing fetched."""
+
+    def __init__(self, card: Any) -> None:
+        self.card = card
+
+    def before(self, op: Operation) -> None:
+        if op.name == "card":
+            op.respond(self.card)
+
+
+class Respond(Interceptor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def before(self, op: Operation) -> None:
+        if op.name == self.name:
+            op.respond(1.0)
+
+
+async def test_a_card_fetch_and_a_ping_run_through_the_interceptors() -> None:
+    log: list[tuple[Any, ...]] = []
+    agent = FakeAgent(name="Pinned")
+    async with client_of(agent) as plain:
+        card = await plain.get_card()
+    agent.clear_requests()
+    async with client_of(agent, interceptors=[Recorder("a", log), PinnedCard(card)]) as client:
+        assert await client.get_card(refresh=True) is card
+        assert isinstance(await client.send_message("hi"), Task)  # on the card answered
+        assert await client.ping() >= 0
+    assert [r.op for r in agent.requests] == ["send", "card"]  # the ping: a GET of the card URL
+    assert [entry[1:] for entry in log if entry[1] != "after"] == [
+        ("before", "card", None),
+        ("ended", "card", "result"),
+        ("before", "send", None),
+        ("ended", "send", "result"),
+        ("before", "ping", None),
+        ("ended", "ping", "result"),
+    ]
+    async with client_of(agent, interceptors=[PinnedCard(card.to_dict())]) as client:
+        with pytest.raises(
+            TypeError, match="an interceptor answers a card with an AgentCard, not dict"
+        ):
+            await client.get_card()
+    async with client_of(agent, interceptors=[Respond("ping")]) as client:
+        with pytest.raises(TypeError, match="cannot answer a ping: its result is the time"):
+            await client.ping()

@@ -95,9 +95,17 @@ async def test_ctrl_c_reaches_the_script_once_the_call_has_released_its_connecti
     assert stderr == ""  # no traceback, no warning
     assert process.returncode == 0
     in_stream = ["interrupted in the stream; open requests: 0"] if what == "stream" else []
+    # The interceptors saw the call end by Ctrl-C, before the script's own except ran.
+    started = ["ended send result"] if what == "wait" else []
+    interrupted = {"stream": "stream", "wait": "wait", "fan-out": None}.get(what, "send")
+    ended = [f"ended {interrupted} interrupted"] if interrupted else []
+    after = ["ended send result"] if interrupted else []
     assert [line for line in output.splitlines() if line != "waiting"] == [
+        *started,
+        *ended,
         *in_stream,
         "caught; open requests: 0",  # the interrupted call has ended before the except ran
+        *after,
         "after again",
     ], output
 
