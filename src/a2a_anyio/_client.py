@@ -1007,7 +1007,9 @@ class A2AClient:
         is abandoned: cancelled by the caller's scope, past a time limit (its ``timeout``), or
         interrupted (Ctrl-C). A blocking send with it is streamed when the agent can stream, so
         that the task is known at once; an agent that does not stream names it only when it
-        answers.
+        answers. A blocking send over gRPC v0.3 is streamed too when the agent can stream:
+        a2a-sdk 0.3's server hears a unary send cut by its deadline, but its handler runs on
+        until the agent ends, where a stream's handler ends at once.
 
         Raises:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
@@ -1029,33 +1031,51 @@ class A2AClient:
         cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
         streams = on_event is not None or cancels
         if streams and blocking and await self._can_stream(None, creds):
-            # Read as any stream is (the stream's own span), within the send's deadline.
             with self._deadline(Op.SEND.value, timeout) as call:
-                async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
-                    stream = self._stream(Op.STREAM, Send(msg, config), None, None, None, creds)
-                    try:
-                        async with stream:
-                            async for event in stream:
-                                if on_event is not None:
-                                    await _notify(on_event, event)
-                            return await stream.result()
-                    finally:  # as last seen, and where it went: for the error of a deadline
-                        call.task = stream.task
-                        call.goes_to({**stream._context, "operation": Op.SEND.value})
+                return await self._send_streamed(call, msg, config, creds, on_event, cancels)
         with (
             self._traced(Op.SEND.value) as span,
             self._deadline(Op.SEND.value, timeout) as call,
         ):
+            if (
+                blocking
+                and (await self._resolve(call, creds)).sends_by_stream
+                and await self._can_stream(call, creds)
+            ):
+                result = await self._send_streamed(call, msg, config, creds, on_event, cancels)
+                return span.returned(result, call.context)
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
                 # The send's request is the call's own: only the call's deadline bounds it.
                 send = Send(msg, config)
-                result: Task | Message
                 result, creds = await self._sent(Op.SEND, send, creds, call, timeout=None)
                 if on_event is not None:
                     await _notify(on_event, result)
                 if blocking and isinstance(result, Task) and not result.status.state.is_final:
                     result = await self._follow(result, call, on_event, creds)
             return span.returned(result, call.context)
+
+    async def _send_streamed(
+        self,
+        call: CallInProgress,
+        msg: Message,
+        config: SendConfig,
+        creds: Credentials,
+        on_event: EventCallback | None,
+        cancels: bool,
+    ) -> Task | Message:
+        """A blocking send made as a stream within ``call``, its result folded from the
+        events (read as any stream is: the stream's own span)."""
+        async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
+            stream = self._stream(Op.STREAM, Send(msg, config), None, None, None, creds)
+            try:
+                async with stream:
+                    async for event in stream:
+                        if on_event is not None:
+                            await _notify(on_event, event)
+                    return await stream.result()
+            finally:  # as last seen, and where it went: for the error of a deadline
+                call.task = stream.task
+                call.goes_to({**stream._context, "operation": Op.SEND.value})
 
     def conversation(
         self, context_id: str | None = None, *, state: Mapping[str, Any] | None = None

@@ -139,6 +139,7 @@ async def test_errors_are_the_same_classes_as_over_json() -> None:
 async def test_v03_over_grpc_names_its_resources() -> None:
     async with served("0.3") as (url, agent):
         card = v03_card(url.removeprefix("http://"), preferredTransport="GRPC")
+        card["capabilities"] = {"streaming": False}
         async with A2AClient(url, card=card) as client:
             reply = await client.send_message("ping")
             task = await client.get_task("t-1")
@@ -150,6 +151,26 @@ async def test_v03_over_grpc_names_its_resources() -> None:
         "/a2a.v1.A2AService/GetTask",
         "/a2a.v1.A2AService/GetTask",
     ]
+
+
+@pytest.mark.parametrize("streams", [True, False])
+async def test_a_blocking_send_over_v03_is_streamed_when_the_agent_streams(streams: bool) -> None:
+    # a2a-sdk 0.3's SendMessage handler, its call cut, still waits for its agent: a stream's
+    # ends at once. A send that does not wait stays unary.
+    async with served("0.3") as (url, agent):
+        card = v03_card(url.removeprefix("http://"), preferredTransport="GRPC")
+        card["capabilities"] = {"streaming": streams}
+        async with A2AClient(url, card=card) as client:
+            task = await client.send_message("go")
+            reply = await client.send_message("ping", blocking=False)
+            assert isinstance(reply, Message) and reply.text == "pong: ping"
+    methods = [call.path.rpartition("/")[2] for call in agent.calls]
+    if streams:
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        assert task.artifacts[0].text == "one"
+        assert methods == ["SendStreamingMessage", "SendMessage"]
+    else:
+        assert methods == ["SendMessage", "SendMessage"]
 
 
 async def test_grpc_is_used_when_preferred_or_the_only_binding_offered() -> None:
