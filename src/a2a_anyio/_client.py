@@ -59,6 +59,7 @@ from a2a_anyio._errors import (
     A2AClientError,
     A2AHTTPError,
     A2AProtocolError,
+    ExtendedCardNotConfiguredError,
     UnsupportedOperationError,
 )
 from a2a_anyio._exchange import Exchange
@@ -670,8 +671,9 @@ class A2AClient:
         """The authenticated extended card (the credentials given to this client are sent).
 
         Raises:
-            ExtendedCardNotConfiguredError: the agent has no extended card (``UnsupportedOperationError`` from agents that do
-                not know the operation).
+            ExtendedCardNotConfiguredError: the agent has no extended card: its card announces
+                none (then nothing is asked), or the agent says so
+                (``UnsupportedOperationError`` from agents that do not know the operation).
             A2AAuthError: the agent refused the credentials.
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
@@ -758,6 +760,8 @@ class A2AClient:
     ) -> Any:
         while True:
             codec = await self._resolve(call, credentials)
+            if op is Op.EXTENDED_CARD:
+                self._check_extended_card(call)
             try:
                 return await self._exchange.unary(
                     codec, codec.encode(op, args), call, self.retry, credentials
@@ -765,6 +769,16 @@ class A2AClient:
             except A2AClientError as exc:
                 if not self._wires.fall_back(codec, exc):
                     raise
+
+    def _check_extended_card(self, call: CallInProgress) -> None:
+        """An agent whose card announces no extended card has none, whatever the binding
+        (a v0.3 agent says so over JSON-RPC with -32007; over gRPC, ``GetAgentCard`` would
+        answer the public card as if it were the extended one)."""
+        card = self._card
+        if card is not None and not card.capabilities.extended_agent_card:
+            raise ExtendedCardNotConfiguredError(
+                "the agent's card announces no extended card", **call.context
+            )
 
     def request_headers(self, headers: Mapping[str, str]) -> ContextManager[None]:
         """``with client.request_headers({...}):`` adds ``headers`` to every request this

@@ -17,6 +17,7 @@ from a2a_anyio import (
     A2ADiscoveryError,
     A2ATimeoutError,
     Artifact,
+    ExtendedCardNotConfiguredError,
     Message,
     PushNotificationConfig,
     Role,
@@ -95,6 +96,7 @@ async def test_every_operation_over_v1() -> None:
     async with served() as (url, agent):
         card = grpc_card(url, tenant="acme")
         card["supportedInterfaces"][0]["tenant"] = "acme"
+        card["capabilities"]["extendedAgentCard"] = True
         async with A2AClient(url, card=card, auth="Bearer t0k") as client:
             reply = await client.send_message("ping")
             assert isinstance(reply, Message) and reply.text == "pong: ping"
@@ -151,6 +153,31 @@ async def test_v03_over_grpc_names_its_resources() -> None:
         "/a2a.v1.A2AService/GetTask",
         "/a2a.v1.A2AService/GetTask",
     ]
+
+
+@pytest.mark.parametrize("offered", [True, False])
+async def test_v03_over_grpc_has_an_extended_card_only_where_its_card_says_so(
+    offered: bool,
+) -> None:
+    # The v0.3 service's GetAgentCard answers a card even from an agent that has no extended
+    # one: the card the client has decides, as -32007 does over JSON-RPC.
+    async def extended(op: Op, args: OpArgs) -> Any:
+        if op is Op.EXTENDED_CARD:
+            return v03_card("127.0.0.1:1", name="Extended", preferredTransport="GRPC")
+        return await answers(op, args)
+
+    async with served("0.3", extended) as (url, agent):
+        card = v03_card(url.removeprefix("http://"), preferredTransport="GRPC")
+        card["supportsAuthenticatedExtendedCard"] = offered
+        async with A2AClient(url, card=card) as client:
+            if offered:
+                assert (await client.get_extended_card()).name == "Extended"
+            else:
+                with pytest.raises(ExtendedCardNotConfiguredError, match="announces no") as info:
+                    await client.get_extended_card()
+                assert info.value.agent == url
+    methods = [call.path.rpartition("/")[2] for call in agent.calls]
+    assert methods == (["GetAgentCard"] if offered else [])
 
 
 @pytest.mark.parametrize("streams", [True, False])
