@@ -8,6 +8,7 @@ through ``cancel_abandoned``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
 )
 from a2a_anyio._observe import Observer, redacted
+from a2a_anyio._sent import ON_SENT
 
 #: How long the request that cancels an abandoned task may take, by default (seconds).
 DEFAULT_CANCEL_GRACE = 3.0
@@ -77,17 +79,26 @@ async def cancel_abandoned(
     seen: LastSeen,
     observer: Observer,
     agent: str | None,
+    *,
+    answer_by: float = math.inf,
 ) -> CancelOutcome | None:
     """Ask the agent to cancel the task ``seen`` names, when it is still running as far as
     seen (None otherwise). Best effort: shielded from the cancellation that ended the call,
     within the deadline of ``cancel`` itself (the client's ``cancel_grace``), and never
     raising: the outcome holds the agent's answer or the error, told at INFO to the
-    observer's logger too."""
+    observer's logger too. Once the request has gone out, its answer is awaited only until
+    ``answer_by`` (a time of the event loop's clock; past: not at all): the agent has the
+    cancel, the caller keeps a promise about when it ends."""
     task_id = seen.task_id
     if task_id is None or not seen.running:
         return None
     where = redacted(agent or "")
-    with anyio.CancelScope(shield=True):
+    with anyio.CancelScope(shield=True) as scope:
+
+        def sent() -> None:
+            scope.deadline = min(scope.deadline, answer_by)
+
+        token = ON_SENT.set(sent if answer_by != math.inf else None)
         try:
             task = await cancel(task_id)
         except Exception as exc:  # best effort: the caller has its own outcome to meet
@@ -97,6 +108,21 @@ async def cancel_abandoned(
                 clipped(task_id), where, type(exc).__name__, redacted(str(exc)),
             )  # fmt: skip
             return CancelOutcome(task_id, error=exc)
+        finally:
+            ON_SENT.reset(token)
+    if scope.cancelled_caught:
+        observer.happened(
+            "a2a.cancel_abandoned", {"error.type": "A2ATimeoutError"},
+            "asked %s to cancel abandoned task %s; its answer not awaited", where,
+            clipped(task_id),
+        )  # fmt: skip
+        unanswered = A2ATimeoutError(
+            "the cancel went out; its answer was not awaited past the caller's limit",
+            timeout="deadline",
+            agent=agent,
+            operation="cancel",
+        )
+        return CancelOutcome(task_id, error=unanswered)
     state = task.status.state.value
     observer.happened(
         "a2a.cancel_abandoned", {"a2a.task.state": state},

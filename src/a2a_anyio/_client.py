@@ -66,6 +66,7 @@ from a2a_anyio._errors import (
     A2AClientError,
     A2AHTTPError,
     A2AProtocolError,
+    ExtendedCardNotConfiguredError,
     UnsupportedOperationError,
 )
 from a2a_anyio._exchange import Exchange
@@ -720,8 +721,9 @@ class A2AClient:
         """The authenticated extended card (the credentials given to this client are sent).
 
         Raises:
-            ExtendedCardNotConfiguredError: the agent has no extended card (``UnsupportedOperationError`` from agents that do
-                not know the operation).
+            ExtendedCardNotConfiguredError: the agent has no extended card: its card announces
+                none (then nothing is asked), or the agent says so
+                (``UnsupportedOperationError`` from agents that do not know the operation).
             A2AAuthError: the agent refused the credentials.
             A2AClientError: any other failure (the kinds are listed on ``A2AClient``).
             RuntimeError: the client is closed.
@@ -836,6 +838,8 @@ class A2AClient:
     ) -> Any:
         while True:
             codec = await self._resolve(call, credentials)
+            if op is Op.EXTENDED_CARD:
+                self._check_extended_card(call)
             try:
                 return await self._exchange.unary(
                     codec, codec.encode(op, args), call, self.retry, credentials
@@ -843,6 +847,16 @@ class A2AClient:
             except A2AClientError as exc:
                 if not self._wires.fall_back(codec, exc):
                     raise
+
+    def _check_extended_card(self, call: CallInProgress) -> None:
+        """An agent whose card announces no extended card has none, whatever the binding
+        (a v0.3 agent says so over JSON-RPC with -32007; over gRPC, ``GetAgentCard`` would
+        answer the public card as if it were the extended one)."""
+        card = self._card
+        if card is not None and not card.capabilities.extended_agent_card:
+            raise ExtendedCardNotConfiguredError(
+                "the agent's card announces no extended card", **call.context
+            )
 
     def request_headers(self, headers: Mapping[str, str]) -> ContextManager[None]:
         """``with client.request_headers({...}):`` adds ``headers`` to every request this
@@ -1084,7 +1098,9 @@ class A2AClient:
         is abandoned: cancelled by the caller's scope, past a time limit (its ``timeout``), or
         interrupted (Ctrl-C). A blocking send with it is streamed when the agent can stream, so
         that the task is known at once; an agent that does not stream names it only when it
-        answers.
+        answers. A blocking send over gRPC v0.3 is streamed too when the agent can stream:
+        a2a-sdk 0.3's server hears a unary send cut by its deadline, but its handler runs on
+        until the agent ends, where a stream's handler ends at once.
 
         Raises:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
@@ -1110,7 +1126,12 @@ class A2AClient:
             self._deadline(Op.SEND.value, timeout) as call,
         ):
             # Whether it streams is the card's to say: the card is read within the deadline.
-            streamed = streams and blocking and await self._can_stream(call, creds)
+            # A gRPC v0.3 codec sends by stream (see WireCodec.sends_by_stream).
+            streamed = (
+                blocking
+                and (streams or (await self._resolve(call, creds)).sends_by_stream)
+                and await self._can_stream(call, creds)
+            )
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
 
                 async def sent(args: OpArgs, creds: Credentials, event: EventHook) -> Any:

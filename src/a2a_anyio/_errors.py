@@ -320,7 +320,7 @@ class InvalidAgentResponseError(A2ARPCError):
 
 
 class ExtendedCardNotConfiguredError(A2ARPCError):
-    """-32007: the agent declares an extended card but has none configured."""
+    """-32007: the agent has no extended card configured (or its card announces none)."""
 
     code = -32007
 

@@ -55,7 +55,10 @@ class MergedStreams:
 
     A stream that ``timeout``, ``stream_timeout`` or ``fail_fast`` cut has its task cancelled
     on its agent (``cancel_cut=False``: left running), as its ``cancel_outcome`` then says;
-    one left running when the block is left follows its own ``cancel_on_exit``.
+    one left running when the block is left follows its own ``cancel_on_exit``. The cancels
+    keep the block's promise: the block's end waits for them to go out, and for their
+    answers only until its ``timeout`` (cut by ``fail_fast`` or by the ``timeout`` itself:
+    not at all; an answer not awaited leaves an ``A2ATimeoutError`` in the outcome).
     """
 
     def __init__(
@@ -151,11 +154,15 @@ class MergedStreams:
                         error = exc
                     except BaseException:  # cancelled: cut by fail_fast, or the block left
                         if self._failed_fast and self.cancel_cut:
-                            await stream._cancel_abandoned()
+                            # The block ends at the failure: the cancel goes out, its
+                            # answer is not awaited.
+                            await stream._cancel_abandoned(answer_by=anyio.current_time())
                         raise
                 if scope.cancelled_caught:
                     if self.cancel_cut:
-                        await stream._cancel_abandoned()
+                        # Its answer awaited until the block's deadline at most: past it
+                        # (cut by ``timeout``), not at all.
+                        await stream._cancel_abandoned(answer_by=self._deadline)
                     error = A2ATimeoutError(
                         f"{CUT_AT_DEADLINE}: the stream of {name} did not end within its timeout",
                         timeout="deadline",
@@ -181,8 +188,9 @@ def merge_streams(
     """Consume several streams concurrently as one stream of ``(agent, event)`` items.
 
     The tasks of the streams its ``timeout``, ``stream_timeout`` or ``fail_fast`` cut are
-    cancelled on their agents (``cancel_cut=False``: left running); the streams left when the
-    block is left follow their own ``cancel_on_exit``.
+    cancelled on their agents (``cancel_cut=False``: left running), without waiting for the
+    agents' answers past the block's ``timeout`` (``fail_fast``: past the failure); the
+    streams left when the block is left follow their own ``cancel_on_exit``.
 
     Raises:
         A2AClientError: with ``fail_fast=True``, the first error of any stream (the others are cancelled);

@@ -59,6 +59,7 @@ from a2a_anyio._errors import (
 )
 from a2a_anyio._http import HttpTransport, VerifyTypes, ssl_context
 from a2a_anyio._observe import about, redacted
+from a2a_anyio._sent import request_sent
 
 #: Each stream's receive window: what a call's unread messages may hold.
 WINDOW = 1 << 20
@@ -713,6 +714,7 @@ class GrpcCall:
             conn = self._conn = await transport.connection(self.url, context)
             try:
                 stream = self._stream = await conn.open_stream(path, metadata, request.body or b"")
+                request_sent()
                 await conn.head(stream)
             except _Lost as exc:
                 raise self._lost(exc) from None

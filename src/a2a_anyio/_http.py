@@ -34,6 +34,7 @@ from a2a_anyio._errors import (
     shown,
 )
 from a2a_anyio._observe import Observer, about, redacted
+from a2a_anyio._sent import ON_SENT, request_sent
 
 if TYPE_CHECKING:
     from a2a_anyio._cookies import CookieJar
@@ -634,7 +635,11 @@ class HttpTransport:
         target = httpx.URL(url)
         if client.params:
             target = target.copy_merge_params(client.params)
-        extensions = {"timeout": (timeout if timeout is not None else self.unary_timeout).as_dict()}
+        extensions: dict[str, Any] = {
+            "timeout": (timeout if timeout is not None else self.unary_timeout).as_dict()
+        }
+        if ON_SENT.get() is not None:  # someone waits for it to go out (httpcore's trace)
+            extensions["trace"] = _tell_when_sent
         return httpx.Request(method, target, content=content, headers=sent, extensions=extensions)
 
     def _add_cookies(
@@ -801,3 +806,9 @@ async def finish(events: AsyncIterator[Any]) -> None:
                 pass
         except (*HTTPX_ERRORS, anyio.ClosedResourceError):
             pass
+
+
+async def _tell_when_sent(event: str, info: Mapping[str, Any]) -> None:
+    """httpcore's trace of a request: its body sent whole is ``request_sent()``."""
+    if event.endswith("send_request_body.complete"):
+        request_sent()

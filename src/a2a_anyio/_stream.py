@@ -652,15 +652,18 @@ class MessageStream:
             if self.cancel_on_exit:
                 await self._cancel_abandoned()
 
-    async def _cancel_abandoned(self) -> None:
-        """Cancel the task of a stream closed before its end, once (see ``cancel_abandoned``)."""
+    async def _cancel_abandoned(self, answer_by: float = math.inf) -> None:
+        """Cancel the task of a stream closed before its end, once (see ``cancel_abandoned``:
+        ``answer_by``)."""
         left, self._left = self._left, None
         if left is None:
             return
         cancel, task_id = left
         seen = LastSeen(task_id)
         seen(self.task)
-        self.cancel_outcome = await cancel_abandoned(cancel, seen, self._observer, self.agent)
+        self.cancel_outcome = await cancel_abandoned(
+            cancel, seen, self._observer, self.agent, answer_by=answer_by
+        )
 
     async def _close(self, error: BaseException | None) -> None:
         """Release the connection and end the span with what the stream came to."""

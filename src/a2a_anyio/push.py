@@ -38,6 +38,7 @@ import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_anyio._asgi import (
+    ASGIMessage,
     Receive,
     Scope,
     Send,
@@ -124,16 +125,52 @@ def decode_notification(body: Any) -> tuple[StreamEvent, Literal["0.3", "1.0"]]:
 
 
 _DIGITS = re.compile(r"[0-9]{1,18}")
+#: What is read, unparsed, of a refused post's body once it is answered (``_discarding``).
+DISCARD_BYTES = 64 * 1024 * 1024
+DISCARD_SECONDS = 10.0
+
+
+def _discarding(send: Send, receive: Receive) -> Send:
+    """``send`` for the answer to a refused post whose body is unread: the answer goes
+    whole at once, and its end (which lets the server close the connection) only once what
+    is left of the body is read and dropped, unparsed. A sender may send its body whole
+    before it reads the answer, and a connection closed with bytes unread is reset, the
+    answer lost with it. Bounded by ``DISCARD_BYTES`` and ``DISCARD_SECONDS``: past them
+    the connection is left to close."""
+
+    async def held(message: ASGIMessage) -> None:
+        if message["type"] != "http.response.body" or message.get("more_body", False):
+            await send(message)
+            return
+        await send({**message, "more_body": True})
+        size = 0
+        with anyio.move_on_after(DISCARD_SECONDS):
+            while size <= DISCARD_BYTES:
+                request = await receive()
+                if request["type"] != "http.request" or not request.get("more_body", False):
+                    break
+                size += len(request.get("body", b""))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    return held
 
 
 class _Refused(Exception):
     """A post answered with a client error: its status, reason and extra headers."""
 
-    def __init__(self, status: int, reason: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        headers: dict[str, str] | None = None,
+        *,
+        ended: bool = False,
+    ) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason
         self.headers = headers
+        self.ended = ended  # the request ended (nothing more to read)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -189,7 +226,9 @@ class PushReceiver:
     the receiver is mounted in another app (``serve()`` sets it while serving);
     ``require_token=False`` accepts notifications that carry no token. A post is read only
     once its token is known (else 401), up to ``max_body_bytes`` as sent and as decoded
-    (gzip, deflate; else 413) and ``max_depth`` levels of JSON (else 400).
+    (gzip, deflate; else 413) and ``max_depth`` levels of JSON (else 400). A refused post
+    is answered at once; what is left of its body is then dropped unparsed (bounded), so
+    that a sender still sending it reads the answer.
     """
 
     def __init__(
@@ -421,9 +460,11 @@ class PushReceiver:
             await send_response(send, 405, b"Method Not Allowed", "text/plain")
             return
         headers = _headers(scope)
+        unread = True
         try:
             known = self._known_tokens(headers)  # before a byte of the body is read
             body = await self._read_body(headers, receive)
+            unread = False
             try:
                 doc = loads(body, self.max_depth)
                 event, form = decode_notification(doc)
@@ -433,6 +474,8 @@ class PushReceiver:
             token = self._token_for(known, task_id)
         except _Refused as refused:
             self.rejected += 1
+            if unread and not refused.ended:  # answered at once, the body dropped meanwhile
+                send = _discarding(send, receive)
             await send_json(
                 send, refused.status, {"error": refused.reason}, headers=refused.headers
             )
@@ -464,7 +507,7 @@ class PushReceiver:
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
-                    raise _Refused(400, "the request ended before its body")
+                    raise _Refused(400, "the request ended before its body", ended=True)
                 chunk: bytes = message.get("body", b"")
                 size += len(chunk)
                 if size > limit:

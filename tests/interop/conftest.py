@@ -159,6 +159,13 @@ def sdk1_grpc_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def sdk03_grpc_server() -> Iterator[str]:
+    """Base URL of an a2a-sdk 0.3.x server whose card lists only its gRPC interface (its
+    venv, with grpcio, is built on first use, bounded)."""
+    yield from _python_peer(matrix.SDK03_GRPC_ENV)
+
+
+@pytest.fixture(scope="session")
 def fasta2a_server() -> Iterator[str]:
     """Base URL of a fasta2a server (its venv is built on first use, bounded)."""
     yield from _python_peer(matrix.FASTA2A_ENV)

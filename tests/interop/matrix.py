@@ -210,6 +210,20 @@ PEERS: tuple[Peer, ...] = (
         provisioned=True,
     ),
     Peer(
+        id="sdk03-grpc",
+        title="a2a-sdk 0.3.x (Python), gRPC server (grpcio)",
+        version="0.3",
+        fixture="sdk03_grpc_server",
+        protocol="auto",
+        # The 0.3 gRPC service has no ListTasks, and for the card only GetAgentCard (the
+        # public card): its card announces no extended card.
+        serves={"grpc": NO_LIST - {"extended_card"}},
+        # Its gRPC service has no push-config list or delete.
+        push={"grpc": frozenset({"create", "get"})},
+        provisioned=True,
+        note="its card lists a gRPC interface only",
+    ),
+    Peer(
         id="js-strict",
         title="@a2a-js/sdk (Node), strict",
         version="1.0",
@@ -435,7 +449,11 @@ LANGGRAPH_ENV = PythonEnv("langgraph", "LangGraph API server", min_python=(3, 11
 SDK1_GRPC_ENV = PythonEnv(
     "sdk1grpc", "a2a-sdk 1.x with gRPC", script="sdk_server.py", args=("--mode", "grpc")
 )
-PYTHON_ENVS = (SDK03_ENV, FASTA2A_ENV, PYA2A_ENV, LANGGRAPH_ENV, SDK1_GRPC_ENV)
+#: The a2a-sdk 0.3.x server of ``sdk03/server.py`` with its gRPC extra (grpcio).
+SDK03_GRPC_ENV = PythonEnv(
+    "sdk03grpc", "a2a-sdk 0.3.x with gRPC", script="sdk03/server.py", args=("--mode", "grpc")
+)
+PYTHON_ENVS = (SDK03_ENV, FASTA2A_ENV, PYA2A_ENV, LANGGRAPH_ENV, SDK1_GRPC_ENV, SDK03_GRPC_ENV)
 
 
 class PythonTooOld(ProvisionError):
@@ -722,7 +740,12 @@ def render(results: Results) -> str:
         "sync facade's interop tests do).",
         "The v0.3 service has no `ListTasks`. The JS SDK's gRPC rows are alike: its",
         "`grpcService` (v1.0) and `legacyGrpcService` (v0.3) on `@grpc/grpc-js`, the JS",
-        "rows' scripted agent, a card of gRPC interfaces only.",
+        "rows' scripted agent, a card of gRPC interfaces only. a2a-sdk 0.3.x's gRPC server",
+        "(`a2a-sdk[grpc]` 0.3.x) serves the v0.3 service alone, without push-config list or",
+        "delete; its `GetAgentCard` answers the public card, and its card announces no extended",
+        "card. Its `SendMessage` handler, once its call is cut, still waits for the agent's end;",
+        "a blocking send to it goes as `SendStreamingMessage` (when the agent streams), whose",
+        "handler ends with the call.",
         "",
         "fasta2a serves JSON-RPC only (its card: one v1.0 interface). It answers every send at",
         "once with the task it submitted, blocking or not: the client follows the task up (it",
@@ -779,7 +802,7 @@ def render(results: Results) -> str:
         'told `protocol="0.3"`. Its packages ask for Node.js >= 22.13; they run on 20.',
         "",
         "Peers: `sdk_server.py` (a2a-sdk 1.x; `--mode grpc` in a virtualenv with its gRPC",
-        "extra), `sdk03/server.py` (a2a-sdk 0.3.x),",
+        "extra), `sdk03/server.py` (a2a-sdk 0.3.x; `--mode grpc` likewise),",
         "`fasta2a/server.py` (fasta2a), `pya2a/server.py` (python-a2a) and",
         "`langgraph/server.py` (LangGraph's API server, Python 3.11 or newer), each Python peer",
         "in a virtualenv of its own built from exact pins, `js/server.mjs` (@a2a-js/sdk under",

@@ -29,7 +29,9 @@ Modes:
   ``.venv-interop/sdk1grpc``, see ``matrix.py``) on a port of its own, serving the v1.0
   service (``lf.a2a.v1.A2AService``) and the v0.3 one (``a2a.v1.A2AService``); the HTTP server
   serves only the card, which lists GRPC 1.0 then GRPC 0.3, both at the bare
-  ``127.0.0.1:<grpc port>``.
+  ``127.0.0.1:<grpc port>``, and ``GET /debug/grpc``: ``{"open": N, "calls": [...]}``, the agent-running
+  gRPC handlers still running (``grpc_handlers.py``), so tests can see that the server's handler
+  of a call the client left ended too.
 
 The agent decides by the text of the first text part of the user's message:
 
@@ -55,6 +57,7 @@ import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -95,6 +98,7 @@ HOST = "127.0.0.1"
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
 DEBUG_CONNECTIONS_PATH = "/debug/connections"
+DEBUG_GRPC_PATH = "/debug/grpc"
 CARD_CACHE_CONTROL = "public, max-age=60"
 
 SLOW_TIMEOUT_S = 30.0
@@ -322,8 +326,12 @@ def build_app(
             await handler.aclose()
 
     if grpc is not None:
-        _add_grpc_services(grpc[0], handler)
-        card_only = [*create_agent_card_routes(card, cache_control=CARD_CACHE_CONTROL)]
+        running: dict[object, str] = {}
+        _add_grpc_services(grpc[0], handler, running)
+        card_only = [
+            *create_agent_card_routes(card, cache_control=CARD_CACHE_CONTROL),
+            Route(DEBUG_GRPC_PATH, _debug_grpc(running), methods=["GET"]),
+        ]
         return Starlette(routes=card_only, lifespan=lifespan)
     routes: list[BaseRoute] = [
         *create_agent_card_routes(card, cache_control=CARD_CACHE_CONTROL),
@@ -347,15 +355,29 @@ def _grpc_server() -> tuple[Any, int]:
     return server, server.add_insecure_port(f"{HOST}:0")
 
 
-def _add_grpc_services(server: Any, handler: Any) -> None:
-    """The v1.0 service and the v0.3 one, both on the SDK's handlers."""
+def _add_grpc_services(server: Any, handler: Any, running: dict[object, str]) -> None:
+    """The v1.0 service and the v0.3 one, both on the SDK's handlers, those that run the
+    agent counted in ``running`` while they run (``grpc_handlers.py``)."""
     from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
     from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
     from a2a.server.request_handlers import GrpcHandler
     from a2a.types import a2a_pb2_grpc
 
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
-    a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository
+    from tests.interop.grpc_handlers import counted
+
+    v1, v03 = counted(GrpcHandler, running), counted(CompatGrpcHandler, running)
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(v1(handler), server)
+    a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(v03(handler), server)
+
+
+def _debug_grpc(running: dict[object, str]) -> Callable[[Request], Awaitable[Response]]:
+    from tests.interop.grpc_handlers import report
+
+    async def endpoint(_request: Request) -> Response:
+        return JSONResponse(report(running))
+
+    return endpoint
 
 
 def _debug_connections(

@@ -230,16 +230,21 @@ async def op_cancel(client: A2AClient, peer: Peer, binding: str) -> None:
 
 
 async def op_subscribe(client: A2AClient, peer: Peer, binding: str) -> None:
-    async with slow_task(client, peer) as task:
+    async with slow_task(client, peer) as task, anyio.create_task_group() as group:
+        # The cancel comes a moment after the stream is asked for, since some servers (0.3.x
+        # SDK) send nothing on re-attach until the next event: over gRPC not even the
+        # answer's headers, so the stream opens only with that event.
+        group.start_soon(_later, SUBSCRIBE_SETTLE, client.cancel_task, task.id)
         async with client.subscribe(task.id) as stream:
-            # The stream is open; give the server a moment to attach it to the task, since
-            # some servers (0.3.x SDK) send nothing on re-attach until the next event.
-            await anyio.sleep(SUBSCRIBE_SETTLE)
-            await client.cancel_task(task.id)
             final = await stream.result()
         assert isinstance(final, Task)
         assert final.id == task.id
         assert final.status.state is TaskState.CANCELED
+
+
+async def _later(delay: float, then: Callable[[str], Awaitable[object]], arg: str) -> None:
+    await anyio.sleep(delay)
+    await then(arg)
 
 
 async def op_push(client: A2AClient, peer: Peer, binding: str) -> None:

@@ -302,11 +302,13 @@ NOTE = json.dumps(V1_STATUS).encode()
 
 @dataclass
 class Posted:
-    """What the receiver answered to one post, and how many body messages it read."""
+    """What the receiver answered to one post, how many body messages it read, and how
+    many it had read when its answer went out whole."""
 
     status: int
     body: Any
     reads: int
+    reads_before_answer: int
 
 
 async def post(
@@ -325,6 +327,7 @@ async def post(
         raw.append((name.lower().encode(), value if isinstance(value, bytes) else value.encode()))
     scope = {"type": "http", "method": "POST", "path": "/", "headers": raw}
     pending, sent, reads = list(chunks) or [b""], [], 0
+    answered: int | None = None
 
     async def receive() -> dict[str, Any]:
         nonlocal reads
@@ -335,11 +338,15 @@ async def post(
         return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
 
     async def send(message: MutableMapping[str, Any]) -> None:
+        nonlocal answered
         sent.append(message)
+        if message["type"] == "http.response.body" and answered is None:
+            answered = reads
 
     await receiver(scope, receive, send)  # an exception here would be a 500 with a traceback
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return Posted(sent[0]["status"], json.loads(body), reads)
+    assert answered is not None
+    return Posted(sent[0]["status"], json.loads(body), reads, answered)
 
 
 def strict_receiver(**kwargs: Any) -> PushReceiver:
@@ -369,7 +376,9 @@ async def test_the_token_is_checked_before_a_byte_of_the_body_is_read(
     receiver.expect("t-1", "tok-for-t1")
     headers = {"Content-Encoding": "gzip"} if body[0].startswith(b"\x1f\x8b") else {}
     refused = await post(receiver, body, headers, token=token)
-    assert (refused.status, refused.body, refused.reads) == (401, {"error": "unknown token"}, 0)
+    assert (refused.status, refused.body) == (401, {"error": "unknown token"})
+    # Answered before a byte was read; the body is read after, only to be dropped.
+    assert refused.reads_before_answer == 0 and refused.reads == len(body)
     assert receiver.received == [] and receiver.rejected == 1
     read = await post(receiver, body, headers, token=TOKEN)  # the same post with the token
     assert read.status in (400, 413) and read.reads > 0
@@ -386,11 +395,13 @@ async def test_a_known_token_of_another_task_is_refused_once_the_task_is_known()
 async def test_bodies_larger_than_the_limit_are_refused_with_413() -> None:
     receiver = strict_receiver()
     declared = await post(receiver, [b"{}"], {"Content-Length": str(LIMIT + 1)})
-    assert (declared.status, declared.reads) == (413, 0)  # the header says it: nothing is read
+    # The header says it: answered before a byte is read (the body then only dropped).
+    assert (declared.status, declared.reads_before_answer) == (413, 0)
     chunk = b" " * 4096
     streamed = await post(receiver, [chunk] * (2 * LIMIT // len(chunk)))  # no Content-Length
     assert streamed.status == 413
-    assert streamed.reads == LIMIT // len(chunk) + 1  # read up to the limit, not beyond
+    # Read up to the limit, not beyond, before the answer: the rest is dropped after it.
+    assert streamed.reads_before_answer == LIMIT // len(chunk) + 1
     bad_length = await post(receiver, [NOTE], {"Content-Length": "²"})
     assert bad_length.status == 400
     at_limit = await post(receiver, [NOTE + b" " * (LIMIT - len(NOTE))])
@@ -576,3 +587,39 @@ async def test_a_served_receiver_refuses_a_hostile_body_without_the_token_before
             ok = await http.post(url, content=NOTE, headers={"X-A2A-Notification-Token": TOKEN})
     assert ok.status_code == 200
     assert len(receiver.received) == 1 and receiver.rejected == 2
+
+
+@pytest.mark.parametrize("body", HOSTILE)
+async def test_a_sender_that_sends_its_body_whole_still_reads_the_answer(body: str) -> None:
+    # An agent's push sender (httpx here) sends the whole body before it reads the answer:
+    # the receiver answers at once and drops the rest unread, rather than closing the
+    # connection on it (which resets it, the answer lost).
+    data = HOSTILE[body]()
+    receiver = PushReceiver(token=TOKEN)
+    receiver.expect("t-1", "tok-for-t1")
+    posts = [
+        ({}, 401),
+        ({"X-A2A-Notification-Token": "nope"}, 401),
+        ({"Authorization": "Bearer nope"}, 401),
+        ({"X-A2A-Notification-Token": TOKEN}, 413 if len(data) > (8 << 20) else 400),
+    ]
+    async with receiver.serve() as url, httpx.AsyncClient(timeout=30) as http:
+        for headers, status in posts:
+            answer = await http.post(url, content=data, headers=headers)
+            assert (answer.status_code, answer.headers["content-type"]) == (
+                status,
+                "application/json",
+            )
+        ok = await http.post(url, content=NOTE, headers={"X-A2A-Notification-Token": TOKEN})
+    assert ok.status_code == 200
+    assert len(receiver.received) == 1 and receiver.rejected == len(posts)
+
+
+async def test_a_number_of_100000_digits_from_a_known_sender_is_a_400() -> None:
+    receiver = PushReceiver(token=TOKEN)
+    ok = {"X-A2A-Notification-Token": TOKEN}
+    async with receiver.serve() as url, httpx.AsyncClient() as http:
+        for data in (b"9" * 100_000, b'{"task": {"id": ' + b"9" * 100_000 + b"}}"):
+            answer = await http.post(url, content=data, headers=ok)
+            assert answer.status_code == 400
+            assert "not a push notification" in answer.json()["error"]

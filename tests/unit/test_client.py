@@ -23,6 +23,7 @@ from a2a_anyio import (
     A2ATimeoutError,
     AgentCard,
     DataPart,
+    ExtendedCardNotConfiguredError,
     Message,
     MethodNotFoundError,
     Role,
@@ -591,6 +592,8 @@ async def test_push_configs_v03() -> None:
 )
 async def test_get_extended_card(make: Any, method: str) -> None:
     agent = make()
+    agent.card["capabilities"]["extendedAgentCard"] = True  # read from v0.3 cards too
+    agent.card["supportsAuthenticatedExtendedCard"] = True
     agent.results[method] = v1_card(name="Extended", skills=[{"id": "secret", "name": "Secret"}])
     async with connect(agent, auth="Bearer t") as client:
         card = await client.get_extended_card()
@@ -600,6 +603,15 @@ async def test_get_extended_card(make: Any, method: str) -> None:
     assert call["method"] == method
     assert "params" not in call
     assert agent.rpc_requests[0].headers["authorization"] == "Bearer t"
+
+
+@pytest.mark.parametrize("make", [v1_agent, v03_agent])
+async def test_an_agent_whose_card_announces_no_extended_card_has_none(make: Any) -> None:
+    agent = make()
+    async with connect(agent) as client:
+        with pytest.raises(ExtendedCardNotConfiguredError, match="announces no extended card"):
+            await client.get_extended_card()
+    assert agent.calls == []  # nothing asked
 
 
 async def test_call_returns_the_raw_result() -> None:

@@ -17,6 +17,7 @@ from a2a_anyio import (
     A2ADiscoveryError,
     A2ATimeoutError,
     Artifact,
+    ExtendedCardNotConfiguredError,
     Message,
     PushNotificationConfig,
     Role,
@@ -95,6 +96,7 @@ async def test_every_operation_over_v1() -> None:
     async with served() as (url, agent):
         card = grpc_card(url, tenant="acme")
         card["supportedInterfaces"][0]["tenant"] = "acme"
+        card["capabilities"]["extendedAgentCard"] = True
         async with A2AClient(url, card=card, auth="Bearer t0k") as client:
             reply = await client.send_message("ping")
             assert isinstance(reply, Message) and reply.text == "pong: ping"
@@ -139,6 +141,7 @@ async def test_errors_are_the_same_classes_as_over_json() -> None:
 async def test_v03_over_grpc_names_its_resources() -> None:
     async with served("0.3") as (url, agent):
         card = v03_card(url.removeprefix("http://"), preferredTransport="GRPC")
+        card["capabilities"] = {"streaming": False}
         async with A2AClient(url, card=card) as client:
             reply = await client.send_message("ping")
             task = await client.get_task("t-1")
@@ -150,6 +153,51 @@ async def test_v03_over_grpc_names_its_resources() -> None:
         "/a2a.v1.A2AService/GetTask",
         "/a2a.v1.A2AService/GetTask",
     ]
+
+
+@pytest.mark.parametrize("offered", [True, False])
+async def test_v03_over_grpc_has_an_extended_card_only_where_its_card_says_so(
+    offered: bool,
+) -> None:
+    # The v0.3 service's GetAgentCard answers a card even from an agent that has no extended
+    # one: the card the client has decides, as -32007 does over JSON-RPC.
+    async def extended(op: Op, args: OpArgs) -> Any:
+        if op is Op.EXTENDED_CARD:
+            return v03_card("127.0.0.1:1", name="Extended", preferredTransport="GRPC")
+        return await answers(op, args)
+
+    async with served("0.3", extended) as (url, agent):
+        card = v03_card(url.removeprefix("http://"), preferredTransport="GRPC")
+        card["supportsAuthenticatedExtendedCard"] = offered
+        async with A2AClient(url, card=card) as client:
+            if offered:
+                assert (await client.get_extended_card()).name == "Extended"
+            else:
+                with pytest.raises(ExtendedCardNotConfiguredError, match="announces no") as info:
+                    await client.get_extended_card()
+                assert info.value.agent == url
+    methods = [call.path.rpartition("/")[2] for call in agent.calls]
+    assert methods == (["GetAgentCard"] if offered else [])
+
+
+@pytest.mark.parametrize("streams", [True, False])
+async def test_a_blocking_send_over_v03_is_streamed_when_the_agent_streams(streams: bool) -> None:
+    # a2a-sdk 0.3's SendMessage handler, its call cut, still waits for its agent: a stream's
+    # ends at once. A send that does not wait stays unary.
+    async with served("0.3") as (url, agent):
+        card = v03_card(url.removeprefix("http://"), preferredTransport="GRPC")
+        card["capabilities"] = {"streaming": streams}
+        async with A2AClient(url, card=card) as client:
+            task = await client.send_message("go")
+            reply = await client.send_message("ping", blocking=False)
+            assert isinstance(reply, Message) and reply.text == "pong: ping"
+    methods = [call.path.rpartition("/")[2] for call in agent.calls]
+    if streams:
+        assert isinstance(task, Task) and task.status.state is TaskState.COMPLETED
+        assert task.artifacts[0].text == "one"
+        assert methods == ["SendStreamingMessage", "SendMessage"]
+    else:
+        assert methods == ["SendMessage", "SendMessage"]
 
 
 async def test_grpc_is_used_when_preferred_or_the_only_binding_offered() -> None:

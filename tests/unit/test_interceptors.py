@@ -543,7 +543,7 @@ class Cards(Interceptor):
 async def test_an_operation_shows_the_card_once_the_client_has_it() -> None:
     seen = Cards()
     async with client_of(FakeAgent(name="Shown"), interceptors=[seen]) as client:
-        task = await client.send_message("hi")  # the first call fetches the card
+        task = await client.send_message("hi", blocking=False)  # the first call fetches the card
         assert isinstance(task, Task)
         await client.get_task(task.id)
     assert seen.cards == [None, None, "Shown"]  # the send, the card it fetches, the get

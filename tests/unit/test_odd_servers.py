@@ -420,7 +420,11 @@ async def test_a_versionless_card_given_by_its_path_is_read_by_its_name(
     """A card named as v0.3 names it, at a path of its own given as the client's URL, with
     nothing else to tell: v0.3 (its extended card is a JSON-RPC method, not a plain GET)."""
     agent = FakeAgent(dialect="0.3", extended_card={"skills": []})
-    card = {"name": "bare", "url": agent.url + agent.rpc_path, "capabilities": {}}
+    card = {
+        "name": "bare",
+        "url": agent.url + agent.rpc_path,
+        "capabilities": {"extendedAgentCard": True},
+    }
     async with with_card(agent, card, card_path) as client:
         with contextlib.suppress(A2AHTTPError):
             await client.get_extended_card()

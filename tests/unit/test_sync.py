@@ -209,7 +209,7 @@ def test_card_and_properties(backend: str) -> None:
 
 @BACKENDS
 def test_every_unary_operation(backend: str) -> None:
-    agent = Agent()
+    agent = Agent(v1_card(capabilities={"extendedAgentCard": True}))
     agent.results["ListTasks"] = {"tasks": [v1_task()], "nextPageToken": "", "pageSize": 1}
     agent.results["CancelTask"] = v1_task(state="CANCELED")
     agent.results["CreateTaskPushNotificationConfig"] = HOOK

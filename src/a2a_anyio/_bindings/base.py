@@ -282,6 +282,11 @@ class WireCodec(ABC):
     #: HTTP statuses that say a request names no operation served there (besides JSON-RPC
     #: -32601): REST's missing route, verb or implementation.
     missing_statuses: ClassVar[frozenset[int]] = frozenset()
+    #: True where a blocking send cut by its caller keeps the server's handler running
+    #: until the agent ends (a2a-sdk 0.3's gRPC ``SendMessage`` waits for its agent even once
+    #: its call is cancelled): a blocking send then goes as a stream when the agent streams,
+    #: a stream's cut ending its handler at once.
+    sends_by_stream: bool = False
 
     def __init__(
         self,

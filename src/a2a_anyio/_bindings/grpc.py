@@ -83,11 +83,13 @@ class Rpc(NamedTuple):
 
 class Service(NamedTuple):
     """The gRPC binding of one version: the service's full name, the module of its
-    messages (protoc's, in ``grpc_pb``), its RPCs."""
+    messages (protoc's, in ``grpc_pb``), its RPCs; ``sends_by_stream``: see
+    ``WireCodec.sends_by_stream``."""
 
     name: str
     module: str
     rpcs: Mapping[Op, Rpc]
+    sends_by_stream: bool = False
 
     def message(self, name: str) -> type[Message]:
         """The message class ``name`` (see ``Rpc``), its module imported if need be."""
@@ -135,6 +137,8 @@ _V03 = Service(
         ),
         Op.EXTENDED_CARD: Rpc("GetAgentCard", "GetAgentCardRequest", "AgentCard"),
     },
+    # a2a-sdk 0.3's SendMessage handler, cancelled, still waits for its agent to end.
+    sends_by_stream=True,
 )
 #: The service of each dialect version (v0.2's proto is v0.3's).
 SERVICES: Mapping[str, Service] = {
@@ -424,6 +428,7 @@ class GrpcCodec(WireCodec):
 
     def _bind(self) -> None:
         self.service = SERVICES[self.version]
+        self.sends_by_stream = self.service.sends_by_stream
         parts = urlsplit(self.url)
         self._origin = f"{parts.scheme}://{parts.netloc}"
 

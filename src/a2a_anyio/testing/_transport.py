@@ -166,6 +166,8 @@ class StreamingASGITransport(httpx.AsyncBaseTransport):
         }
         exchange = _Exchange(body)
         tg.start_soon(exchange.run, self._app, scope)
+        if (trace := request.extensions.get("trace")) is not None:  # as httpcore's trace
+            await trace("http11.send_request_body.complete", {})
         try:
             while True:
                 try:

@@ -4,7 +4,7 @@ It runs in its own virtual environment (``requirements.txt`` beside this file pi
 ``sdk03_server`` fixture builds that environment), never in the project's: the project's
 environment holds ``a2a-sdk`` 1.x, whose API is a different one. Run it as::
 
-    <venv>/bin/python tests/interop/sdk03/server.py [--port 0]
+    <venv>/bin/python tests/interop/sdk03/server.py [--mode http|grpc] [--port 0]
 
 It binds ``127.0.0.1`` (port 0 lets the OS pick a free port), prints exactly one line
 ``READY http://127.0.0.1:<port>`` on stdout once it accepts connections, and exits 0 on
@@ -23,6 +23,15 @@ Endpoints, all built with the 0.3 SDK's own handlers:
   push configs set/get, ``card``); ``GET /v1/tasks`` and the push-config list exist but raise
   "not implemented", and there is no push-config DELETE route.
 * ``GET  /agent/authenticatedExtendedCard``: the extended card (the 0.2-era HTTP path).
+
+``--mode grpc`` (run by the Python of ``.venv-interop/sdk03grpc``, which adds the SDK's
+``[grpc]`` extra, see ``matrix.py``) serves instead the SDK's gRPC service (``a2a.v1.A2AService``,
+grpcio) on a port of its own; the HTTP server serves only the card, whose ``url`` and single
+interface are the bare ``127.0.0.1:<grpc port>`` with transport GRPC. That card announces no
+extended card: the 0.3 gRPC service has only ``GetAgentCard``, which answers the public card.
+The HTTP server also serves ``GET /debug/grpc``: ``{"open": N, "calls": [...]}``, the
+agent-running gRPC handlers still running (``../grpc_handlers.py``), so tests can see that the server's handler of
+a call the client left ended too.
 
 The agent behaves like ``tests/interop/sdk_server.py`` (the 1.x server), chosen by the text of
 the first text part of the user's message:
@@ -50,6 +59,7 @@ import signal
 import socket
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -80,11 +90,14 @@ from a2a.types import (
 )
 from a2a.utils import new_agent_text_message, new_task
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 HOST = "127.0.0.1"
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
+DEBUG_GRPC_PATH = "/debug/grpc"
 
 SLOW_TIMEOUT_S = 30.0
 STREAM_DELAY_S = 0.05
@@ -226,24 +239,29 @@ class ScriptedAgentExecutor(AgentExecutor):  # type: ignore[misc]
 # --------------------------------------------------------------------------------------------
 
 
-def build_agent_card(base_url: str) -> Any:
+def build_agent_card(base_url: str, grpc_target: str | None = None) -> Any:
     jsonrpc_url = f"{base_url}{JSONRPC_PATH}"
     rest_url = f"{base_url}{REST_PATH}"
+    url, transport = jsonrpc_url, TransportProtocol.jsonrpc
+    interfaces = [
+        AgentInterface(url=jsonrpc_url, transport=TransportProtocol.jsonrpc),
+        AgentInterface(url=rest_url, transport=TransportProtocol.http_json),
+    ]
+    if grpc_target is not None:
+        url, transport = grpc_target, TransportProtocol.grpc
+        interfaces = [AgentInterface(url=grpc_target, transport=TransportProtocol.grpc)]
     return AgentCard(
         protocol_version="0.3.0",
         name="SDK 0.3 Test Agent",
         description="Scripted A2A agent built with the official a2a-sdk 0.3.x, for interop tests.",
         version="0.3.26",
-        url=jsonrpc_url,
-        preferred_transport=TransportProtocol.jsonrpc,
-        additional_interfaces=[
-            AgentInterface(url=jsonrpc_url, transport=TransportProtocol.jsonrpc),
-            AgentInterface(url=rest_url, transport=TransportProtocol.http_json),
-        ],
+        url=url,
+        preferred_transport=transport,
+        additional_interfaces=interfaces,
         provider=AgentProvider(organization="a2a-anyio tests", url="https://example.com/a2a-anyio"),
         documentation_url="https://example.com/a2a-anyio/docs",
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
-        supports_authenticated_extended_card=True,
+        supports_authenticated_extended_card=grpc_target is None,
         # Declared only: the server does not check any credential.
         security_schemes={
             "bearer": SecurityScheme(
@@ -282,8 +300,10 @@ def build_extended_card(card: Any) -> Any:
     return extended
 
 
-def build_app(base_url: str) -> Starlette:
-    card = build_agent_card(base_url)
+def build_app(base_url: str, grpc: tuple[Any, int] | None = None) -> Starlette:
+    """The app; with ``grpc`` (a grpc.aio server and the port it is bound to) the agent's
+    gRPC service is added to it, the app serving the card and ``/debug/grpc`` alone."""
+    card = build_agent_card(base_url, None if grpc is None else f"{HOST}:{grpc[1]}")
     extended = build_extended_card(card)
     handler = DefaultRequestHandler(
         agent_executor=ScriptedAgentExecutor(),
@@ -291,6 +311,8 @@ def build_app(base_url: str) -> Starlette:
         # Push configs are stored and served; no sender, so nothing is ever delivered.
         push_config_store=InMemoryPushNotificationConfigStore(),
     )
+    if grpc is not None:
+        return _grpc_app(card, handler, grpc[0])
     jsonrpc = A2AStarletteApplication(
         agent_card=card, http_handler=handler, extended_agent_card=extended
     )
@@ -303,6 +325,43 @@ def build_app(base_url: str) -> Starlette:
         # Both well-known card paths, the JSON-RPC endpoint and the 0.2-era extended card GET.
         *jsonrpc.routes(rpc_url=JSONRPC_PATH),
         Mount(REST_PATH, routes=rest_routes),
+    ]
+    return Starlette(routes=routes)
+
+
+def _grpc_server() -> tuple[Any, int]:
+    """A grpc.aio server bound to a free port of 127.0.0.1, not started, and the port.
+    grpcio is imported only here: the HTTP mode's environment has none."""
+    import grpc.aio
+
+    server = grpc.aio.server()
+    return server, server.add_insecure_port(f"{HOST}:0")
+
+
+def _grpc_app(card: Any, handler: Any, server: Any) -> Starlette:
+    """The SDK's gRPC service added to ``server``, its handlers counted while they run
+    (``grpc_handlers.py``); the app serving the card and that count."""
+    from a2a.grpc import a2a_pb2_grpc
+    from a2a.server.request_handlers.grpc_handler import GrpcHandler
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository
+    from tests.interop.grpc_handlers import counted, report
+
+    running: dict[object, str] = {}
+    servicer = counted(GrpcHandler, running)(card, handler)
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(servicer, server)
+    body = card.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def card_endpoint(_request: Request) -> Response:
+        return JSONResponse(body)
+
+    async def debug_grpc(_request: Request) -> Response:
+        return JSONResponse(report(running))
+
+    routes: list[BaseRoute] = [
+        Route("/.well-known/agent-card.json", card_endpoint, methods=["GET"]),
+        Route("/.well-known/agent.json", card_endpoint, methods=["GET"]),
+        Route(DEBUG_GRPC_PATH, debug_grpc, methods=["GET"]),
     ]
     return Starlette(routes=routes)
 
@@ -320,13 +379,16 @@ def _bind(port: int) -> socket.socket:
     return sock
 
 
-async def _serve(sock: socket.socket) -> int:
+async def _serve(sock: socket.socket, mode: str = "http") -> int:
     port = sock.getsockname()[1]
     base_url = f"http://{HOST}:{port}"
+    grpc = _grpc_server() if mode == "grpc" else None
     config = uvicorn.Config(
-        build_app(base_url), log_level="warning", lifespan="off", timeout_graceful_shutdown=3
+        build_app(base_url, grpc), log_level="warning", lifespan="off", timeout_graceful_shutdown=3
     )
     server = uvicorn.Server(config)
+    if grpc is not None:
+        await grpc[0].start()
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if serving.done():
@@ -335,12 +397,17 @@ async def _serve(sock: socket.socket) -> int:
         await asyncio.sleep(0.01)
     sys.stdout.write(f"READY {base_url}\n")
     sys.stdout.flush()
-    await serving
+    try:
+        await serving
+    finally:
+        if grpc is not None:
+            await grpc[0].stop(grace=0.5)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--mode", choices=("http", "grpc"), default="http")
     parser.add_argument("--port", type=int, default=0, help="0 = a free port chosen by the OS")
     args = parser.parse_args(argv)
 
@@ -353,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sock = _bind(args.port)
     try:
-        return asyncio.run(_serve(sock))
+        return asyncio.run(_serve(sock, args.mode))
     finally:
         sock.close()
 
