@@ -357,8 +357,9 @@ async def test_a_pool_gives_its_interceptors_to_every_agent() -> None:
         await pool.send(agent.url, text="hi")
         [result] = await pool.fan_out([agent.url], "hi")
         assert result.ok
-    # A fan-out streams to an agent that streams: a send all the same.
-    assert [entry[2] for entry in log if entry[1] == "before"] == ["send", "card", "send"]
+    # The card is read first (a call's discovery precedes it); a fan-out streams to an agent
+    # that streams: a send all the same.
+    assert [entry[2] for entry in log if entry[1] == "before"] == ["card", "send", "send"]
     sent = [r for r in agent.requests if r.op in ("send", "stream")]
     assert [r.op for r in sent] == ["send", "stream"]
     assert {r.headers.get("x-tenant") for r in sent} == {"acme"}
