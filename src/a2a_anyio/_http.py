@@ -84,7 +84,7 @@ MAX_IDLE_SHARDS = 100
 
 class _Shard:
     """One of httpx's transports, the requests on it now (responses not yet closed), and the
-    most it takes at once (its connection limit)."""
+    most it takes at once (hence the connections it opens)."""
 
     __slots__ = ("active", "cap", "origin", "transport")
 
@@ -111,7 +111,8 @@ class _Origin:
 
 class OriginTransports(httpx.AsyncBaseTransport):
     """httpx's own network transports (``httpx.AsyncHTTPTransport``), each for one origin and
-    at most ``SHARD_CONNECTIONS`` connections, made with the same TLS context and limits, so
+    at most ``SHARD_CONNECTIONS`` requests at once (so as many connections), made with the
+    same TLS context and limits, so
     that starting or ending a request costs the same however many agents and streams the
     client holds, and wherever they are hosted.
 
@@ -133,7 +134,8 @@ class OriginTransports(httpx.AsyncBaseTransport):
         return {key: [s.active for s in o.shards] for key, o in self._origins.items()}
 
     def caps(self) -> dict[Origin, list[int]]:
-        """The connections each transport may hold, by origin (as ``active``)."""
+        """The requests each transport takes at once (so the connections it may hold), by
+        origin (as ``active``)."""
         return {key: [s.cap for s in o.shards] for key, o in self._origins.items()}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -172,8 +174,11 @@ class OriginTransports(httpx.AsyncBaseTransport):
             if self.limits.max_connections is not None:  # (the slots leave room for one)
                 cap = min(cap, self.limits.max_connections - origin.caps)
             keep = self.limits.max_keepalive_connections
+            # No cap of httpcore's own: a request never waits there (the count of requests
+            # bounds the connections), and a connection that a cancelled request left
+            # unopened in httpcore's pool can take no place that a request needs.
             limits = httpx.Limits(
-                max_connections=cap,
+                max_connections=None,
                 max_keepalive_connections=cap if keep is None else min(cap, keep),
                 keepalive_expiry=self.limits.keepalive_expiry,
             )
