@@ -1,21 +1,26 @@
-"""Many A2A agents in one process, one port each, for the scale benchmarks (``scale.py``).
+"""Many A2A agents in one process, for the scale benchmarks (``scale.py``).
 
     python bench/agents_server.py --agents 100 --first 0 --slow-every 3
+    python bench/agents_server.py --agents 100 --first 0 --per-origin 100 --slow-every 3
     python bench/agents_server.py --agents 1 --events 20 --event-bytes 500
 
 Plain asyncio streams, HTTP/1.1 with keep-alive, no framework, every answer prepared at
-start-up. Each agent listens on a port of its own on 127.0.0.1 (agents are distinct origins,
-as users meet them); the process prints its ports on one line, space-separated, then serves
-until its stdin closes or ``--lifetime`` seconds pass. Its open-files limit is raised to the
-hard limit.
+start-up. By default each agent listens on a port of its own on 127.0.0.1 (agents are
+distinct origins); with ``--per-origin N``, N agents share a port, each under a path of its
+own, ``/a<n>`` (as framework servers host many agents behind one origin). The process prints
+its agents' base URLs on one line, space-separated, then serves until its stdin closes or
+``--lifetime`` seconds pass. Its open-files limit is raised to the hard limit.
 
-Agent number ``first + k`` (the k-th port) serves, the request's JSON-RPC ``id`` echoed:
+Agent number ``first + k`` (the k-th URL) serves, under its base URL, the request's JSON-RPC
+``id`` echoed:
 
 - ``GET /.well-known/agent-card.json``: the recorded v1.0 card naming a JSON-RPC 1.0
-  interface at ``/a2a/jsonrpc`` on its own port;
+  interface at ``/a2a/jsonrpc`` under its base URL;
 - ``SendMessage``: the recorded completed Task at once, unless the agent is slow (every
   ``--slow-every``-th agent: numbers ``n`` with ``n % slow_every == slow_every - 1``), which
-  never answers: it holds the request until the client closes the connection;
+  never answers: it holds the request until the client closes the connection; with
+  ``--slow-requests``, every ``--slow-every``-th request an agent is sent is held instead
+  (one agent then has fast and slow calls alike);
 - ``SendStreamingMessage``, with ``--answer-streams`` (a fan-out's agents): answered as
   ``SendMessage`` is, the completed Task its one event, then the stream ends (a slow agent
   holds it, never answering); without it: ``--events`` events of about ``--event-bytes`` bytes of SSE data
@@ -31,6 +36,7 @@ import argparse
 import asyncio
 import contextlib
 import copy
+import json
 import socket
 import sys
 from typing import Any
@@ -94,6 +100,17 @@ async def _until_closed(reader: asyncio.StreamReader) -> None:
         pass
 
 
+class _Agent:
+    """One agent's answers: its card, whether it is slow, the requests it was sent."""
+
+    __slots__ = ("card", "requests", "slow")
+
+    def __init__(self, card_body: bytes, slow: bool) -> None:
+        self.card = card_body
+        self.slow = slow
+        self.requests = 0
+
+
 class Agents:
     def __init__(
         self,
@@ -103,10 +120,12 @@ class Agents:
         event_bytes: int,
         shape: str,
         answer_streams: bool = False,
+        slow_requests: bool = False,
     ) -> None:
         self.first = first
         self.slow_every = slow_every
         self.answer_streams = answer_streams
+        self.slow_requests = slow_requests
         self.unary_head = b'{"jsonrpc":"2.0","id":'
         self.unary_tail = b',"result":' + c.compact(unary_v10()) + b"}"
         self.events = c.sse_templates(stream_results(events, event_bytes, shape))
@@ -114,16 +133,31 @@ class Agents:
     def slow(self, number: int) -> bool:
         return self.slow_every > 0 and number % self.slow_every == self.slow_every - 1
 
-    def handler(self, number: int, port: int) -> Any:
-        card_body = _response(b"application/json", card(port))
-        slow = self.slow(number)
+    def agent(self, number: int, port: int, prefix: str) -> _Agent:
+        value = json.loads(card(port))
+        for interface in value["supportedInterfaces"]:
+            base, _, path = interface["url"].rpartition(f":{port}")
+            interface["url"] = f"{base}:{port}{prefix}{path}"
+        body = _response(b"application/json", c.compact(value))
+        return _Agent(body, not self.slow_requests and self.slow(number))
+
+    def held(self, agent: _Agent) -> bool:
+        """True if this request to ``agent`` is never answered."""
+        if not self.slow_requests:
+            return agent.slow
+        agent.requests += 1
+        return self.slow(agent.requests - 1)
+
+    def handler(self, by_prefix: dict[bytes, _Agent]) -> Any:
+        only = next(iter(by_prefix.values())) if len(by_prefix) == 1 else None
 
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             try:
                 while True:
                     head = await reader.readuntil(b"\r\n\r\n")
                     line, _, rest = head.partition(b"\r\n")
-                    method, _path, _ = line.split(b" ", 2)
+                    method, path, _ = line.split(b" ", 2)
+                    agent = only or by_prefix[path.split(b"/", 2)[1]]
                     length = 0
                     for h in rest.split(b"\r\n"):
                         name, _, value = h.partition(b":")
@@ -131,11 +165,11 @@ class Agents:
                             length = int(value)
                     body = await reader.readexactly(length) if length else b""
                     if method == b"GET":
-                        writer.write(card_body)
+                        writer.write(agent.card)
                     elif b"SendStreamingMessage" in body and not self.answer_streams:
                         await self.stream(reader, writer, c.request_id(body))
                         return
-                    elif slow:
+                    elif b"CancelTask" not in body and self.held(agent):
                         await _until_closed(reader)
                         return
                     elif b"SendStreamingMessage" in body:
@@ -148,7 +182,7 @@ class Agents:
                     await writer.drain()
             except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
                 pass
-            except ValueError:  # a malformed request line or header
+            except (ValueError, KeyError, IndexError):  # a malformed request, an unknown path
                 pass
             except asyncio.CancelledError:  # shutting down with connections still open
                 pass
@@ -170,26 +204,40 @@ class Agents:
 
 async def main(a: argparse.Namespace) -> None:
     raise_open_files()
-    agents = Agents(a.first, a.slow_every, a.events, a.event_bytes, a.shape, a.answer_streams)
+    agents = Agents(
+        a.first, a.slow_every, a.events, a.event_bytes, a.shape, a.answer_streams,
+        a.slow_requests,
+    )  # fmt: skip
     servers = []
-    for k in range(a.agents):
+    urls = []
+    for start in range(0, a.agents, a.per_origin):
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+        by_prefix: dict[bytes, _Agent] = {}
+        for k in range(start, min(start + a.per_origin, a.agents)):
+            number = a.first + k
+            prefix = f"/a{number}" if a.per_origin > 1 else ""
+            by_prefix[prefix[1:].encode()] = agents.agent(number, port, prefix)
+            urls.append(f"http://127.0.0.1:{port}{prefix}")
         srv = await asyncio.start_server(
-            agents.handler(a.first + k, port), sock=sock, backlog=BACKLOG, limit=MAX_HEADER_BYTES
+            agents.handler(by_prefix), sock=sock, backlog=BACKLOG, limit=MAX_HEADER_BYTES
         )
-        servers.append((srv, port))
-    print(" ".join(str(port) for _, port in servers), flush=True)
+        servers.append(srv)
+    print(" ".join(urls), flush=True)
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(_stdin_closed(), a.lifetime)
-    for srv, _ in servers:
+    for srv in servers:
         srv.close()
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--agents", type=int, default=1, help="agents (ports) in this process")
+    p.add_argument("--agents", type=int, default=1, help="agents in this process")
+    p.add_argument("--per-origin", type=int, default=1, help="agents per port, under /a<n>")
+    p.add_argument(
+        "--slow-requests", action="store_true", help="every n-th request is held, not agent"
+    )
     p.add_argument("--first", type=int, default=0, help="the number of the first agent")
     p.add_argument("--slow-every", type=int, default=0, help="every n-th agent never answers")
     p.add_argument("--events", type=int, default=20, help="events of a stream, then idle")

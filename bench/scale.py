@@ -1,28 +1,34 @@
-"""Scale: a fan-out to hundreds and thousands of agents, and thousands of idle streams.
+"""Scale: a fan-out to hundreds and thousands of agents in every hosting layout, and
+thousands of idle streams.
 
-    uv run --frozen python bench/scale.py                    # both parts, every size (~10 min)
-    uv run --frozen python bench/scale.py --quick            # 300 agents, 1,000 streams
-    uv run --frozen python bench/scale.py --only fanout --agents 1000 --backends asyncio
+    uv run --frozen python bench/scale.py                    # both parts, every case (~15 min)
+    uv run --frozen python bench/scale.py --quick            # 300 agents a layout, 1,000 streams
+    uv run --frozen python bench/scale.py --only fanout --layouts path --agents 1000
     uv run --frozen python bench/scale.py --only streams --streams 10000 --json
 
-The agents are ``agents_server.py``'s: ``SERVERS`` processes on 127.0.0.1, each serving its
-share of the agents on a port per agent (distinct origins, as users meet them). Every
-measurement is a fresh client process (``scale_child.py``), a2a-anyio and the floor beside
-it, on asyncio and trio.
+The agents are ``agents_server.py``'s, on 127.0.0.1. Every measurement is a fresh client
+process (``scale_child.py``), a2a-anyio and the floor beside it, on asyncio and trio.
 
 - **fanout**: ``pool.fan_out(urls, "hello", timeout=T)`` over a fresh ``AgentPool()``, every
-  third agent slow (it never answers): the time to return, its overshoot past ``T``, the
-  answers of the fast agents; a cold round (every card discovered within the deadline, what
-  ``fan_out(urls, ...)`` does) and a warm one over the same pool. The floor: raw httpx, one
+  third agent slow (it never answers), in each layout (``LAYOUTS``): ``port``, a port per
+  agent (``SERVERS`` processes); ``path``, 100 agents per origin, each under its own path
+  (``SERVERS`` processes); ``origin``, every agent behind one origin (one process);
+  ``sends``, N sends to one agent (one process), every third of them held. Per round: the
+  time to return, its overshoot past ``T``, the fast agents' answers and the client's CPU; a
+  cold round (every card discovered within the deadline, what ``fan_out(urls, ...)`` does)
+  and a warm one over the same pool. Beside it, the floor: raw httpx, one
   ``httpx.AsyncClient`` per 10 agents, the same requests in one task group inside
-  ``move_on_after(T)``. Target: a2a-anyio returns within ``T`` + 10 % with every fast agent
-  answered.
+  ``move_on_after(T)``; and httpx2 (a fork of httpx with a connection pool that does not
+  walk its connections for each request), one client for all, as an anchor. Targets:
+  a2a-anyio returns within ``T`` + 10 % with every fast agent answered, for at most 1.5x
+  the floor's CPU.
 - **streams**: N streams at once over ``STREAM_AGENTS`` agents (one per server process), each
   read through ``STREAM_EVENTS`` events of about 500 bytes, after which the agents hold them
-  open, idle: the client's extra RSS at idle (after a ``gc.collect()``) and at its peak, over
-  its RSS after setup. a2a-anyio: one ``AgentPool()``, every option on its default; the floor:
-  httpx + httpx-sse + ``json.loads``, nothing kept, one httpx client per agent. Target:
-  a2a-anyio's extra RSS at idle at most 1.25x the floor's.
+  open, idle: the client's extra RSS half a second after the last event (delivered), then
+  after a ``gc.collect()`` (idle), and at its peak, over its RSS after setup. a2a-anyio: one
+  ``AgentPool()``, every option on its default; the floor: httpx + httpx-sse +
+  ``json.loads``, nothing kept, one httpx client per agent. Target: a2a-anyio's extra RSS
+  delivered and idle at most 1.25x the floor's.
 
 Each case gets fresh agent servers; each client raises its soft limit of open files to the
 hard limit (10,000 streams need 10,000 sockets and a few more: ``ulimit -Hn`` at least
@@ -49,7 +55,6 @@ from _table import f1, grid, times
 
 HERE = Path(__file__).resolve().parent
 SERVERS = 10
-FANOUT_AGENTS = (300, 1000, 3000)
 
 
 #: The fan-out's timeout for a number of agents: 3 s, and 1 s more for each 500 agents past
@@ -72,34 +77,57 @@ EVENT_BYTES = 500
 OVERSHOOT_MAX = 0.10
 RSS_MAX = 1.25
 IMPLS = ("anyio", "floor")
+#: The fan-out's contenders: a2a-anyio, its floor, and httpx2 as an anchor.
+FANOUT_IMPLS = ("anyio", "floor", "httpx2")
+#: A fan-out's client CPU: at most this many times the floor's, in the same run.
+CPU_MAX = 1.5
 
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+#: How the agents are hosted: name -> (what the table says, agents per origin (None: all),
+#: server processes (None: ``SERVERS``)). ``sends``: one agent, sent one request per "agent",
+#: every ``SLOW_EVERY``-th of them held.
+LAYOUTS: dict[str, tuple[str, int | None, int | None]] = {
+    "port": ("a port per agent", 1, None),
+    "path": ("100 agents per origin, under /a<n>", 100, None),
+    "origin": ("every agent behind one origin, under /a<n>", None, 1),
+    "sends": ("N sends from one client to one agent", None, 1),
+}
+#: The fan-outs of a full run: (layout, agents).
+FANOUT_CASES = (
+    ("port", 300), ("port", 1000), ("port", 3000), ("path", 1000), ("path", 3000),
+    ("origin", 1000), ("sends", 1000),
+)  # fmt: skip
+
+
 @contextmanager
-def agents(count: int, *options: str) -> Iterator[list[int]]:
-    """``count`` agents over ``SERVERS`` processes (agent i in process i // share); their
-    ports, in the order of their numbers. Stopped on exit."""
-    share = math.ceil(count / SERVERS)
+def agents(count: int, *options: str, layout: str = "port") -> Iterator[list[str]]:
+    """``count`` agents hosted as ``layout`` says (agent i in process i // share); their base
+    URLs, in the order of their numbers (``sends``: one agent's URL ``count`` times). Stopped
+    on exit."""
+    _, per_origin, processes = LAYOUTS[layout]
+    if layout == "sends":
+        with started("agents_server.py", "--agents=1", "--slow-requests", *options) as line:
+            yield line.split() * count
+        return
+    share = math.ceil(count / (processes or SERVERS))
     with ExitStack() as stack:
-        ports: list[int] = []
+        urls: list[str] = []
         for first in range(0, count, share):
             n = min(share, count - first)
-            line = stack.enter_context(
-                started("agents_server.py", f"--agents={n}", f"--first={first}", *options)
-            )
-            got = [int(p) for p in line.split()]
+            args = (f"--agents={n}", f"--first={first}", f"--per-origin={per_origin or n}")
+            line = stack.enter_context(started("agents_server.py", *args, *options))
+            got = line.split()
             if len(got) != n:
-                raise RuntimeError(f"agents_server.py did not start: {line!r}")
-            ports += got
-        yield ports
+                raise RuntimeError(f"agents_server.py did not start: {line[:200]!r}")
+            urls += got
+        yield urls
 
 
-def child(
-    mode: str, impl: str, backend: str, ports: Sequence[int], *options: str
-) -> dict[str, Any]:
+def child(mode: str, impl: str, backend: str, urls: Sequence[str], *options: str) -> dict[str, Any]:
     """One ``scale_child.py`` run; its JSON report, or ``{"failed": why}``."""
     cmd = [
         sys.executable,
@@ -107,12 +135,13 @@ def child(
         f"--mode={mode}",
         f"--impl={impl}",
         f"--backend={backend}",
-        "--ports=" + ",".join(map(str, ports)),
         *options,
     ]
     head = {"mode": mode, "impl": impl, "backend": backend}
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=400, check=False)
+        out = subprocess.run(
+            cmd, input="\n".join(urls), capture_output=True, text=True, timeout=400, check=False
+        )
     except subprocess.TimeoutExpired:
         return head | {"failed": "timed out after 400 s"}
     if out.returncode != 0 or not out.stdout.strip():
@@ -123,20 +152,21 @@ def child(
 
 
 def run_fanout(
-    sizes: Sequence[int], backends: Sequence[str], timeout: float | None = None
+    cases: Sequence[tuple[str, int]], backends: Sequence[str], timeout: float | None = None
 ) -> list[dict[str, Any]]:
     runs = []
-    for n in sizes:
+    for layout, n in cases:
         t = timeout if timeout is not None else fanout_timeout(n)
-        with agents(n, f"--slow-every={SLOW_EVERY}", "--answer-streams") as ports:
+        with agents(n, f"--slow-every={SLOW_EVERY}", "--answer-streams", layout=layout) as urls:
             for backend in backends:
-                for impl in IMPLS:
-                    _log(f"fanout: {n} agents on {backend}, {impl}")
+                for impl in FANOUT_IMPLS:
+                    _log(f"fanout: {n} agents ({layout}) on {backend}, {impl}")
+                    extra = ("--slow-requests",) if layout == "sends" else ()
                     r = child(
-                        "fanout", impl, backend, ports,
-                        f"--timeout={t}", f"--slow-every={SLOW_EVERY}",
+                        "fanout", impl, backend, urls,
+                        f"--timeout={t}", f"--slow-every={SLOW_EVERY}", *extra,
                     )  # fmt: skip
-                    runs.append(r | {"agents": n, "timeout": t})
+                    runs.append(r | {"agents": n, "timeout": t, "layout": layout})
     return runs
 
 
@@ -156,7 +186,7 @@ def run_streams(
     runs = []
     for shape in shapes:
         options = (f"--events={STREAM_EVENTS}", f"--event-bytes={EVENT_BYTES}", f"--shape={shape}")
-        with agents(STREAM_AGENTS, *options) as ports:
+        with agents(STREAM_AGENTS, *options) as urls:
             for n in sizes:
                 for backend in backends:
                     got: dict[str, list[dict[str, Any]]] = {impl: [] for impl in IMPLS}
@@ -164,7 +194,7 @@ def run_streams(
                         for impl in IMPLS[k % 2 :] + IMPLS[: k % 2]:  # the order alternates
                             _log(f"streams: {n} of {shape} on {backend}, {impl}, round {k + 1}")
                             opts = (f"--streams={n}", f"--events={STREAM_EVENTS}")
-                            got[impl].append(child("streams", impl, backend, ports, *opts))
+                            got[impl].append(child("streams", impl, backend, urls, *opts))
                     for results in got.values():
                         runs.append(_median_run(results) | {"streams": n, "shape": shape})
     return runs
@@ -177,7 +207,9 @@ def _median_run(results: list[dict[str, Any]]) -> dict[str, Any]:
     if not done:
         return results[0]
     out = dict(done[0])
-    for key in ("wall_s", "cpu_s", "extra_rss_idle_mb", "extra_rss_peak_mb"):
+    for key in (
+        "wall_s", "cpu_s", "extra_rss_delivered_mb", "extra_rss_idle_mb", "extra_rss_peak_mb"
+    ):  # fmt: skip
         out[key] = statistics.median(r[key] for r in done)
     out["idle"] = min(r["idle"] for r in done)
     out["errors"] = sum(r["errors"] for r in done) + len(results) - len(done)
@@ -186,10 +218,12 @@ def _median_run(results: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _floor_of(runs: list[dict[str, Any]], r: dict[str, Any], *keys: str) -> dict[str, Any] | None:
+def _floor_of(
+    runs: list[dict[str, Any]], r: dict[str, Any], *keys: str, impl: str = "floor"
+) -> dict[str, Any] | None:
     for other in runs:
         if (
-            other["impl"] == "floor"
+            other["impl"] == impl
             and other["backend"] == r["backend"]
             and all(other[k] == r[k] for k in keys)
         ):
@@ -197,108 +231,136 @@ def _floor_of(runs: list[dict[str, Any]], r: dict[str, Any], *keys: str) -> dict
     return None
 
 
+def _round(r: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+    if r is None or "failed" in r:
+        return None
+    return next((rd for rd in r["rounds"] if rd["round"] == name), None)
+
+
 def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
     rows: list[tuple[str, ...]] = [
-        ("agents", "timeout", "backend", "client", "round", "returned s", "overshoot", "fast answered",
-         "errors", "CPU s", "target"),
+        ("layout", "agents", "timeout", "backend", "round", "returned s", "overshoot",
+         "fast answered", "errors", "CPU s", "floor s", "floor fast", "floor CPU", "x floor",
+         "httpx2 s", "httpx2 fast", "httpx2 CPU", "time", "CPU"),
     ]  # fmt: skip
     for r in runs:
-        client = "a2a-anyio" if r["impl"] == "anyio" else "floor"
+        if r["impl"] != "anyio":
+            continue
+        keys = ("agents", "layout")
+        floor = _floor_of(runs, r, *keys)
+        anchor = _floor_of(runs, r, *keys, impl="httpx2")
+        head = (r["layout"], f"{r['agents']:,}", f"{r['timeout']:g} s", r["backend"])
         if "failed" in r:
-            rows.append(
-                (f"{r['agents']:,}", "", r["backend"], client, "failed: " + r["failed"][-80:])
-            )
+            rows.append((*head, "failed: " + r["failed"][-80:]))
             continue
         t = r["timeout"]
         for rd in r["rounds"]:
-            ok = rd["returned_s"] <= t * (1 + OVERSHOOT_MAX) and rd["fast_answers"] == r["fast"]
+            # (sends: the agent holds every third request it receives, counted over both
+            # rounds, so that a round may have one held request more or fewer)
+            slack = 1 if r["layout"] == "sends" else 0
+            answered = rd["fast_answers"] >= r["fast"] - slack
+            ok = rd["returned_s"] <= t * (1 + OVERSHOOT_MAX) and answered
+            fl, an = _round(floor, rd["round"]), _round(anchor, rd["round"])
+            ratio = rd["cpu_s"] / fl["cpu_s"] if fl and fl["cpu_s"] > 0 else None
             rows.append(
                 (
-                    f"{r['agents']:,}",
-                    f"{t:g} s",
-                    r["backend"],
-                    client,
+                    *head,
                     rd["round"],
                     f"{rd['returned_s']:.2f}",
                     f"{rd['overshoot_s']:+.2f} s ({rd['overshoot_s'] / t:+.0%})",
                     f"{rd['fast_answers']:,}/{r['fast']:,}",
                     str(rd["errors"]),
                     f1(rd["cpu_s"]),
-                    ("PASS" if ok else "FAIL") if r["impl"] == "anyio" else "",
+                    f"{fl['returned_s']:.2f}" if fl else "n/a",
+                    f"{fl['fast_answers']:,}" if fl else "n/a",
+                    f1(fl["cpu_s"]) if fl else "n/a",
+                    times(ratio),
+                    f"{an['returned_s']:.2f}" if an else "n/a",
+                    f"{an['fast_answers']:,}" if an else "n/a",
+                    f1(an["cpu_s"]) if an else "n/a",
+                    "PASS" if ok else "FAIL",
+                    "PASS" if ratio is not None and ratio <= CPU_MAX else "FAIL",
                 )
             )
     return [
-        "fan-out: fan_out(..., timeout=T) over a fresh AgentPool() to agents on "
-        f"{SERVERS} server processes (a port each), every {SLOW_EVERY}rd agent never answering; "
-        "the floor: raw httpx, one AsyncClient per 10 agents",
-        *grid(rows, left=(0, 2, 3, 4)),
-        f"(cold: every card discovered within the deadline; warm: the same pool again; target: "
-        f"returned within the timeout + {OVERSHOOT_MAX:.0%}, every fast agent answered; a fresh "
-        "client process per row)",
+        "fan-out: fan_out(..., timeout=T) over a fresh AgentPool(), every "
+        f"{SLOW_EVERY}rd agent (sends: request) never answering; beside it the floor (raw "
+        "httpx, one AsyncClient per 10 agents) and httpx2 (one AsyncClient for all)",
+        *grid(rows, left=(0, 1, 3, 4)),
+        "(layouts: "
+        + "; ".join(f"{name}, {what}" for name, (what, _, _) in LAYOUTS.items())
+        + f"; cold: every card discovered within the deadline; warm: the same pool again; "
+        f"targets: time, returned within the timeout + {OVERSHOOT_MAX:.0%} with every fast "
+        f"agent answered; CPU, at most {CPU_MAX}x the floor's; a fresh client process per "
+        "contender)",
     ]
+
+
+def _ratio(r: dict[str, Any], floor: dict[str, Any] | None, key: str) -> float | None:
+    if floor is None or "failed" in floor or floor.get(key, 0) <= 0:
+        return None
+    return float(r[key]) / float(floor[key])
 
 
 def streams_table(runs: list[dict[str, Any]]) -> list[str]:
     rows: list[tuple[str, ...]] = [
-        ("events", "streams", "backend", "client", "to idle s", "CPU s", "idle", "errors",
-         "extra RSS idle MB", "KB/stream", "peak MB", "x floor", "target"),
+        ("events", "streams", "backend", "to idle s", "CPU s", "idle", "errors",
+         "delivered MB", "idle MB", "KB/stream", "peak MB", "floor s", "floor CPU",
+         "floor delivered", "floor idle", "x floor delivered", "x floor idle", "target"),
     ]  # fmt: skip
     for r in runs:
-        client = "a2a-anyio" if r["impl"] == "anyio" else "floor"
-        if "failed" in r:
-            rows.append(
-                (
-                    r["shape"],
-                    f"{r['streams']:,}",
-                    r["backend"],
-                    client,
-                    "failed: " + r["failed"][-80:],
-                )
-            )
+        if r["impl"] != "anyio":
             continue
-        floor = _floor_of(runs, r, "streams", "shape") if r["impl"] == "anyio" else None
-        ratio = None
-        if floor is not None and "failed" not in floor and floor["extra_rss_idle_mb"] > 0:
-            ratio = r["extra_rss_idle_mb"] / floor["extra_rss_idle_mb"]
+        head = (r["shape"], f"{r['streams']:,}", r["backend"])
+        if "failed" in r:
+            rows.append((*head, "failed: " + r["failed"][-80:]))
+            continue
+        floor = _floor_of(runs, r, "streams", "shape")
+        fl = floor if floor is not None and "failed" not in floor else None
+        delivered = _ratio(r, fl, "extra_rss_delivered_mb")
+        idle = _ratio(r, fl, "extra_rss_idle_mb")
         complete = r["idle"] == r["streams"] and not r["errors"]
-        verdict = ""
-        if r["impl"] == "anyio":
-            verdict = "PASS" if complete and ratio is not None and ratio <= RSS_MAX else "FAIL"
+        ok = complete and delivered is not None and idle is not None
+        ok = ok and max(delivered or 0, idle or 0) <= RSS_MAX
         rows.append(
             (
-                r["shape"],
-                f"{r['streams']:,}",
-                r["backend"],
-                client,
+                *head,
                 f1(r["wall_s"]) + (" (cut)" if r["cut"] else ""),
                 f1(r["cpu_s"]),
                 f"{r['idle']:,}",
                 str(r["errors"]),
+                f1(r["extra_rss_delivered_mb"]),
                 f1(r["extra_rss_idle_mb"]),
                 f"{r['extra_rss_idle_mb'] * 1024 / r['streams']:.0f}",
                 f1(r["extra_rss_peak_mb"]),
-                times(ratio) if ratio is not None else "",
-                verdict,
+                f1(fl["wall_s"]) if fl else "n/a",
+                f1(fl["cpu_s"]) if fl else "n/a",
+                f1(fl["extra_rss_delivered_mb"]) if fl else "n/a",
+                f1(fl["extra_rss_idle_mb"]) if fl else "n/a",
+                times(delivered),
+                times(idle),
+                "PASS" if ok else "FAIL",
             )
         )
     return [
-        f"idle streams: N streams at once over {STREAM_AGENTS} agents (a server process each), idle after "
-        f"{STREAM_EVENTS} events of ~{EVENT_BYTES} bytes; a2a-anyio: one AgentPool() on its "
-        "defaults; the floor: httpx + httpx-sse + json.loads, nothing kept, an httpx client per "
-        "agent",
-        *grid(rows, left=(0, 1, 2, 3)),
+        f"idle streams: N streams at once over {STREAM_AGENTS} agents (a server process each), "
+        f"idle after {STREAM_EVENTS} events of ~{EVENT_BYTES} bytes; a2a-anyio: one AgentPool() "
+        "on its defaults; beside it the floor: httpx + httpx-sse + json.loads, nothing kept, "
+        "an httpx client per agent",
+        *grid(rows, left=(0, 1, 2)),
         "(events: status, a progress message in each (the task keeps the latest); chunks, a "
-        "status, then chunks appended to one artifact (the task keeps them all); "
-        f"extra RSS over the client's RSS after setup: at idle after gc.collect(), and its "
-        f"peak; target: at most {RSS_MAX}x the floor's at idle, every stream idle; a fresh "
-        "client process per round, medians of 3 rounds up to 1,000 streams, one above)",
+        "status, then chunks appended to one artifact (the task keeps them all); extra RSS "
+        "over the client's RSS after setup: delivered, half a second after the last event; "
+        "idle, then after a gc.collect(); and its peak; target: at most "
+        f"{RSS_MAX}x the floor's, delivered and idle, every stream idle; a fresh client "
+        "process per round, medians of 3 rounds up to 1,000 streams, one above)",
     ]
 
 
 def run(
     only: Sequence[str],
     backends: Sequence[str],
-    fanout_sizes: Sequence[int] = FANOUT_AGENTS,
+    fanout_cases: Sequence[tuple[str, int]] = FANOUT_CASES,
     stream_sizes: Sequence[int] = STREAMS,
     timeout: float | None = None,
     shapes: Sequence[str] = STREAM_SHAPES,
@@ -306,7 +368,7 @@ def run(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "fanout" in only:
-        out["fanout"] = run_fanout(fanout_sizes, backends, timeout)
+        out["fanout"] = run_fanout(fanout_cases, backends, timeout)
     if "streams" in only:
         out["streams"] = run_streams(stream_sizes, backends, shapes, rounds)
     return out
@@ -324,19 +386,22 @@ def table(res: dict[str, Any]) -> list[str]:
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--only", default="fanout,streams", help="fanout and/or streams")
-    p.add_argument("--quick", action="store_true", help="300 agents, 1,000 streams")
+    p.add_argument("--quick", action="store_true", help="300 agents a layout, 1,000 streams")
     p.add_argument("--backends", default="asyncio,trio")
-    p.add_argument("--agents", help="fan-out sizes, comma-separated")
+    p.add_argument("--agents", help="fan-out sizes, comma-separated (in every --layouts)")
+    p.add_argument("--layouts", help=f"fan-out layouts, comma-separated: {', '.join(LAYOUTS)}")
     p.add_argument("--streams", help="stream counts, comma-separated")
     p.add_argument("--timeout", type=float, help="the fan-out's timeout (default: by size)")
     p.add_argument("--shapes", default=",".join(STREAM_SHAPES), help="the streams' events")
     p.add_argument("--rounds", type=int, help="streams: processes per contender (default: by size)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     a = p.parse_args()
-    fan = (300,) if a.quick else FANOUT_AGENTS
+    layouts = a.layouts.split(",") if a.layouts else list(LAYOUTS)
+    fan = tuple(case for case in FANOUT_CASES if case[0] in layouts)
+    if a.quick or a.agents:
+        sizes = [int(x) for x in a.agents.split(",")] if a.agents else [300]
+        fan = tuple((layout, n) for layout in layouts for n in sizes)
     strm = (1000,) if a.quick else STREAMS
-    if a.agents:
-        fan = tuple(int(x) for x in a.agents.split(","))
     if a.streams:
         strm = tuple(int(x) for x in a.streams.split(","))
     start = time.perf_counter()

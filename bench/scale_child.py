@@ -1,21 +1,26 @@
 """One scale-benchmark client, alone in its process, so that its time and RSS are its own.
 
     python bench/scale_child.py --mode fanout --impl anyio --backend trio --timeout 3 \\
-        --ports 4000,4001,... --slow-every 3
-    python bench/scale_child.py --mode streams --impl floor --streams 1000 --ports ...
+        --slow-every 3 < urls.txt
+    python bench/scale_child.py --mode streams --impl floor --streams 1000 < urls.txt
 
-The agents are ``agents_server.py``'s, one per port on 127.0.0.1 (``--ports``, in the order
-of their numbers). Prints one JSON object.
+The agents are ``agents_server.py``'s: their base URLs on standard input, one a line, in
+the order of their numbers (the same URL N times for N sends to one agent). Prints one JSON
+object.
 
 ``--mode fanout``: one round of ``pool.fan_out(urls, "hello", timeout=T)`` over a fresh
 ``AgentPool()`` (cold: every card is discovered within the deadline, as ``fan_out(urls, ...)``
 does with its own pool), then a second over the same pool (warm: cards known, connections
 to the fast agents kept). Per round: the time to return, its overshoot past ``T``, the
 answers (``AgentResult.ok``), the fast agents' answers (every ``--slow-every``-th agent never
-answers) and the errors that are not the deadline's. The floor (``--impl floor``) does the
-same with raw httpx, one ``httpx.AsyncClient`` per 10 agents: GET the card and POST
-``SendMessage`` to its interface (cold), POST only (warm), each answer read with
-``json.loads``, every request in one task group inside ``anyio.move_on_after(T)``.
+answers) and the errors that are not the deadline's; with ``--slow-requests`` (one agent
+holding every ``--slow-every``-th request, not every such agent) the answers are counted
+against the requests it answers. The floor (``--impl floor``) does the same with raw httpx,
+one ``httpx.AsyncClient`` per 10 agents (per 10 URLs of the list): GET the card (once per
+URL) and POST ``SendMessage`` to its interface (cold), POST only (warm), each answer read
+with ``json.loads``, every request in one task group inside ``anyio.move_on_after(T)``.
+``--impl httpx2``: the same as the floor with httpx2 (a fork of httpx whose connection pool
+no longer walks its connections for each request), one ``httpx2.AsyncClient`` for all.
 
 ``--mode streams``: ``--streams`` streams at once, stream i to agent i mod agents, each read
 to its idle end (``--events`` events; the agents then hold the stream open), then RSS is read
@@ -24,7 +29,8 @@ defaults, its clients' cards discovered before the baseline, one task per stream
 (``async with client.stream_message(...)``: every option on its default). The floor: httpx +
 httpx-sse + ``json.loads``, nothing kept, one task per stream, one ``httpx.AsyncClient`` per
 agent. Extra RSS is over the RSS after imports, setup and a ``gc.collect()``: at idle (the
-streams open, every event read, after a ``gc.collect()``) and at its peak (``VmRSS`` sampled
+streams open, every event read: half a second after the last event, then after a
+``gc.collect()``) and at its peak (``VmRSS`` sampled
 every 20 ms, and ``VmHWM`` when it grew).
 
 The soft limit of open files is raised to the hard limit (``ulimit -Hn``); the result says
@@ -65,6 +71,8 @@ Round = Callable[[], Awaitable[list[bool | str]]]
 
 
 async def _anyio_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Round, Any]:
+    import httpcore  # noqa: F401  (what httpx imports with its first transport, as the floor's)
+
     from a2a_anyio import A2ATimeoutError, AgentPool
 
     pool = AgentPool()
@@ -86,24 +94,35 @@ async def _anyio_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
 
 async def _floor_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Round, Any]:
     import _common as c
-    import httpx
 
+    if args.impl == "httpx2":
+        import httpx2 as httpx
+
+        per_client = len(urls)
+    else:
+        import httpx
+
+        per_client = AGENTS_PER_FLOOR_CLIENT
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
     clients = [
         httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(30.0))
-        for _ in range(math.ceil(len(urls) / AGENTS_PER_FLOOR_CLIENT))
+        for _ in range(math.ceil(len(urls) / per_client))
     ]
-    endpoints: dict[int, str] = {}
+    endpoints: dict[str, str] = {}
+    locks: dict[str, anyio.Lock] = {}
 
     async def one(i: int, out: list[bool | str]) -> None:
-        http = clients[i // AGENTS_PER_FLOOR_CLIENT]
+        http = clients[i // per_client]
+        url = urls[i]
         try:
-            if i not in endpoints:
-                resp = await http.get(f"{urls[i]}/.well-known/agent-card.json")
-                card = json.loads(resp.content)
-                endpoints[i] = card["supportedInterfaces"][0]["url"]
+            if url not in endpoints:
+                async with locks.setdefault(url, anyio.Lock()):
+                    if url not in endpoints:
+                        resp = await http.get(f"{url}/.well-known/agent-card.json")
+                        card = json.loads(resp.content)
+                        endpoints[url] = card["supportedInterfaces"][0]["url"]
             body = c.floor_request_body(i)
-            resp = await http.post(endpoints[i], content=body, headers=c.FLOOR_HEADERS)
+            resp = await http.post(endpoints[url], content=body, headers=c.FLOOR_HEADERS)
             out[i] = "task" in json.loads(resp.content)["result"]
         except Exception as exc:
             out[i] = f"{type(exc).__name__}: {exc}"
@@ -132,6 +151,7 @@ async def fanout(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
     make = _anyio_fanout if args.impl == "anyio" else _floor_fanout
     one_round, owner = await make(args, urls)
     every = args.slow_every
+    # (with --slow-requests, as many requests are held, but which is the server's order)
     fast = [not (every and i % every == every - 1) for i in range(len(urls))]
     rounds = []
     try:
@@ -148,7 +168,11 @@ async def fanout(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
                     "overshoot_s": took - args.timeout,
                     "cpu_s": cpu,
                     "answers": sum(o is True for o in outcome),
-                    "fast_answers": sum(o is True for o, f in zip(outcome, fast, strict=True) if f),
+                    "fast_answers": (
+                        sum(o is True for o in outcome)
+                        if args.slow_requests
+                        else sum(o is True for o, f in zip(outcome, fast, strict=True) if f)
+                    ),
                     "errors": len(errors),
                     "first_error": errors[0][:300] if errors else None,
                 }
@@ -231,6 +255,7 @@ async def streams(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
                 await anyio.sleep(0.02)
         wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
         await anyio.sleep(0.5)  # the last events' work done
+        delivered_rss = _status_kb("VmRSS")
         gc.collect()
         idle_rss = _status_kb("VmRSS")
         hwm = _status_kb("VmHWM")
@@ -247,6 +272,7 @@ async def streams(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
         "wall_s": wall,
         "cpu_s": cpu,
         "rss_base_mb": base_rss / 1024,
+        "extra_rss_delivered_mb": (delivered_rss - base_rss) / 1024,
         "extra_rss_idle_mb": (idle_rss - base_rss) / 1024,
         "extra_rss_peak_mb": (peak - base_rss) / 1024,
         "errors": len(errors),
@@ -256,7 +282,7 @@ async def streams(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     files = open_files()
-    urls = [f"http://127.0.0.1:{port}" for port in args.ports.split(",")]
+    urls = [line.strip() for line in sys.stdin if line.strip()]
     run = fanout if args.mode == "fanout" else streams
     out = await run(args, urls)
     return {
@@ -270,11 +296,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--mode", choices=("fanout", "streams"), required=True)
-    p.add_argument("--impl", choices=("anyio", "floor"), default="anyio")
+    p.add_argument("--impl", choices=("anyio", "floor", "httpx2"), default="anyio")
     p.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    p.add_argument("--ports", required=True, help="the agents' ports, comma-separated")
     p.add_argument("--timeout", type=float, default=3.0, help="fanout: the fan-out's timeout")
     p.add_argument("--slow-every", type=int, default=3, help="fanout: as the agents were started")
+    p.add_argument(
+        "--slow-requests", action="store_true", help="fanout: requests are held, not agents"
+    )
     p.add_argument("--streams", type=int, default=1000, help="streams: how many at once")
     p.add_argument("--events", type=int, default=20, help="streams: events before idle")
     p.add_argument("--budget", type=float, default=120.0, help="streams: seconds to reach idle")

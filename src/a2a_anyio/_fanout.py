@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
+from contextlib import AbstractAsyncContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -85,7 +85,7 @@ class MergedStreams:
     async def __aenter__(self) -> MergedStreams:
         if self.timeout is not None:
             self._deadline = anyio.current_time() + self.timeout
-        limiter = anyio.CapacityLimiter(self.limit or max(1, len(self.streams)))
+        limiter = _limiter(self.limit)
         send, self._receive = anyio.create_memory_object_stream[StreamItem](
             max(1, len(self.streams))
         )
@@ -137,7 +137,7 @@ class MergedStreams:
         name: str,
         stream: MessageStream,
         send: MemoryObjectSendStream[StreamItem],
-        limiter: anyio.CapacityLimiter,
+        limiter: AbstractAsyncContextManager[Any],
     ) -> None:
         async with send:
             error: Exception | None = None
@@ -203,6 +203,12 @@ def merge_streams(
     )  # fmt: skip
 
 
+def _limiter(limit: int | None) -> AbstractAsyncContextManager[Any]:
+    """What each of a fan-out's agents holds while it runs: a share of ``limit``, or (no
+    limit) nothing, which costs no pass of the event loop."""
+    return anyio.CapacityLimiter(limit) if limit else nullcontext()
+
+
 @dataclass(slots=True)
 class AgentResult:
     """What one agent of a fan-out gave: a value or an error, and how long it took.
@@ -257,7 +263,7 @@ async def send_all(
     if not named:
         return results
     answered = 0
-    limiter = anyio.CapacityLimiter(limit or len(named))
+    limiter = _limiter(limit)
     user_on_event = send_options.get("on_event")
 
     async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:

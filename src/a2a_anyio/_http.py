@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.cookiejar
 import logging
-import math
 import ssl
 import time
 import warnings
@@ -75,50 +74,81 @@ class OwnClient(httpx.AsyncClient):
         self.origins = origins
 
 
-#: Requests at once on one of httpx's transports: its connection pool goes over all its
-#: connections whenever a request starts or ends, so a pool that holds thousands of streams
-#: costs O(N) per request, O(N^2) for a fan-out.
-SHARD_SIZE = 100
-#: Origins whose idle connections are kept alive (the least recently used go first).
-MAX_IDLE_ORIGINS = 100
+#: Connections of one of httpx's transports. Its connection pool goes over all its
+#: connections (and, for each idle one, over all of them again) whenever a request starts or
+#: ends: a pool of C connections costs O(C^2) a request. Small pools keep that cost flat, for
+#: thousands of agents on as many origins, on ten, or behind one.
+SHARD_CONNECTIONS = 10
+#: Idle transports kept alive, with their connections (the least recently used go first).
+MAX_IDLE_SHARDS = 100
 
 
 class _Shard:
-    """One of httpx's transports, and the requests on it now (responses not yet closed)."""
+    """One of httpx's transports, the requests on it now (responses not yet closed), and the
+    most it takes at once (hence the connections it opens)."""
 
-    __slots__ = ("active", "origin", "transport")
+    __slots__ = ("active", "cap", "origin", "transport")
 
-    def __init__(self, origin: Origin, transport: httpx.AsyncHTTPTransport) -> None:
+    def __init__(self, origin: _Origin, transport: httpx.AsyncHTTPTransport, cap: int) -> None:
         self.origin = origin
         self.transport = transport
+        self.cap = cap
         self.active = 0
 
 
-class OriginTransports(httpx.AsyncBaseTransport):
-    """httpx's own network transport (``httpx.AsyncHTTPTransport``) per origin, each made
-    with the same TLS context and limits, so that starting or ending a request costs the same
-    however many agents and streams the client holds.
+class _Origin:
+    """An origin's transports: those with room for one more request first, oldest first;
+    and, under a connection cap, the requests that may run at once."""
 
-    An origin with more than ``SHARD_SIZE`` requests at once gets another transport for the
-    requests past that (unless ``limits`` caps its connections: the cap is then per origin).
-    A transport whose last request ends is closed, unless it is its origin's only one: then
-    its idle connections are kept alive, for the ``MAX_IDLE_ORIGINS`` origins used last.
+    __slots__ = ("caps", "key", "room", "shards", "slots")
+
+    def __init__(self, key: Origin, slots: anyio.Semaphore | None) -> None:
+        self.key = key
+        self.shards: dict[_Shard, None] = {}
+        self.room: dict[_Shard, None] = {}
+        self.caps = 0  # the connections its transports may hold, together
+        self.slots = slots
+
+
+class OriginTransports(httpx.AsyncBaseTransport):
+    """httpx's own network transports (``httpx.AsyncHTTPTransport``), each for one origin and
+    at most ``SHARD_CONNECTIONS`` requests at once (so as many connections), made with the
+    same TLS context and limits, so
+    that starting or ending a request costs the same however many agents and streams the
+    client holds, and wherever they are hosted.
+
+    A request goes to a transport of its origin with room for it, else to a new one: no
+    request waits behind another for a connection, unless ``limits`` caps the origin's
+    connections (``max_connections``: the cap is per origin, and the requests past it wait
+    for one to end). A transport whose last request ends is kept, with its idle
+    connections, among the ``MAX_IDLE_SHARDS`` used last; the others are closed.
     """
 
     def __init__(self, *, verify: ssl.SSLContext, limits: httpx.Limits) -> None:
         self.verify = verify
         self.limits = limits
-        self._size = SHARD_SIZE if limits.max_connections is None else math.inf
-        self._shards: dict[Origin, list[_Shard]] = {}
-        self._idle: dict[_Shard, None] = {}  # the origins' only transports, idle, oldest first
+        self._origins: dict[Origin, _Origin] = {}
+        self._idle: dict[_Shard, None] = {}  # transports without a request, oldest first
 
     def active(self) -> dict[Origin, list[int]]:
-        """The requests open now on each transport, by origin (the transports kept alive
-        with none too)."""
-        return {origin: [s.active for s in shards] for origin, shards in self._shards.items()}
+        """The requests open now on each transport, by origin (idle transports too)."""
+        return {key: [s.active for s in o.shards] for key, o in self._origins.items()}
+
+    def caps(self) -> dict[Origin, list[int]]:
+        """The requests each transport takes at once (so the connections it may hold), by
+        origin (as ``active``)."""
+        return {key: [s.cap for s in o.shards] for key, o in self._origins.items()}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        shard = self._take(_origin(request.url))
+        origin = self._origin(_origin(request.url))
+        if origin.slots is not None:
+            await origin.slots.acquire()
+        try:
+            shard = self._take(origin)
+        except BaseException:
+            if origin.slots is not None:
+                origin.slots.release()
+            raise
         try:
             response = await shard.transport.handle_async_request(request)
         except BaseException:
@@ -129,37 +159,69 @@ class OriginTransports(httpx.AsyncBaseTransport):
         response.stream = _Released(body, self, shard)
         return response
 
-    def _take(self, origin: Origin) -> _Shard:
-        """A transport for one more request to ``origin``: the first with room, else a new
-        one."""
-        shards = self._shards.setdefault(origin, [])
-        shard = next((s for s in shards if s.active < self._size), None)
+    def _origin(self, key: Origin) -> _Origin:
+        origin = self._origins.get(key)
+        if origin is None:
+            cap = self.limits.max_connections
+            slots = None if cap is None else anyio.Semaphore(cap)
+            origin = self._origins[key] = _Origin(key, slots)
+        return origin
+
+    def _take(self, origin: _Origin) -> _Shard:
+        """A transport of ``origin`` with room for one more request, or a new one."""
+        shard = next(iter(origin.room), None)
         if shard is None:
-            shard = _Shard(origin, httpx.AsyncHTTPTransport(verify=self.verify, limits=self.limits))
-            shards.append(shard)
+            cap = SHARD_CONNECTIONS
+            if self.limits.max_connections is not None:  # (the slots leave room for one)
+                cap = min(cap, self.limits.max_connections - origin.caps)
+            keep = self.limits.max_keepalive_connections
+            # No cap of httpcore's own: a request never waits there (the count of requests
+            # bounds the connections), and a connection that a cancelled request left
+            # unopened in httpcore's pool can take no place that a request needs.
+            limits = httpx.Limits(
+                max_connections=None,
+                max_keepalive_connections=cap if keep is None else min(cap, keep),
+                keepalive_expiry=self.limits.keepalive_expiry,
+            )
+            transport = httpx.AsyncHTTPTransport(verify=self.verify, limits=limits)
+            shard = _Shard(origin, transport, cap)
+            origin.shards[shard] = None
+            origin.caps += cap
+            origin.room[shard] = None
         self._idle.pop(shard, None)
         shard.active += 1
+        if shard.active >= shard.cap:
+            del origin.room[shard]
         return shard
 
     async def release(self, shard: _Shard) -> None:
-        """A request of ``shard`` ended: close what is no longer kept."""
+        """A request of ``shard`` ended: its slot is free; close what is no longer kept."""
         shard.active -= 1
-        shards = self._shards.get(shard.origin, [])
-        if shard.active or shard not in shards:  # busy, or closed with the client
+        origin = shard.origin
+        if origin.slots is not None:
+            origin.slots.release()
+        if self._origins.get(origin.key) is not origin:  # closed with the client
             return
-        if len(shards) > 1:
-            shards.remove(shard)
-            await _close(shard)
+        origin.room[shard] = None
+        if shard.active:
             return
         self._idle[shard] = None
-        if len(self._idle) > MAX_IDLE_ORIGINS:
+        if len(self._idle) > MAX_IDLE_SHARDS:
             oldest = next(iter(self._idle))
-            del self._idle[oldest], self._shards[oldest.origin]
+            del self._idle[oldest]
+            self._forget(oldest)
             await _close(oldest)
 
+    def _forget(self, shard: _Shard) -> None:
+        origin = shard.origin
+        del origin.shards[shard], origin.room[shard]
+        origin.caps -= shard.cap
+        if not origin.shards:  # (no request runs there, so none waits for a slot either)
+            del self._origins[origin.key]
+
     async def aclose(self) -> None:
-        shards = [s for origin in self._shards.values() for s in origin]
-        self._shards.clear()
+        shards = [s for origin in self._origins.values() for s in origin.shards]
+        self._origins.clear()
         self._idle.clear()
         for shard in shards:
             await shard.transport.aclose()

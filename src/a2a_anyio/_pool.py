@@ -59,10 +59,11 @@ class AgentPool:
 
     Its clients log to ``logger`` and trace when ``tracing`` (see ``A2AClient``).
 
-    Its httpx client (unless one is given) keeps a connection pool per agent's origin, and
-    more for an origin with many requests at once, so that starting or ending a request
-    costs the same with thousands of agents and streams; ``max_connections`` caps the
-    connections to each origin (None: no cap).
+    Its httpx client (unless one is given) keeps small connection pools per agent's origin
+    (at most 10 connections each; an origin with more requests at once has more pools), so
+    that starting or ending a request costs the same with thousands of agents and streams,
+    on as many origins or behind one; ``max_connections`` caps the connections to each
+    origin, over all its pools (None: no cap; the requests past the cap wait for one).
     """
 
     def __init__(

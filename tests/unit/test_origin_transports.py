@@ -1,7 +1,8 @@
 """The connections of an AgentPool (and of any client the library makes its httpx client for):
-one of httpx's transports per origin, another for the requests past ``SHARD_SIZE`` at once,
-idle ones kept for the origins used last, every one closed with the pool. Over sockets of
-the test's own loop (``_raw_server``)."""
+httpx's transports, each for one origin and at most ``SHARD_CONNECTIONS`` connections, another
+for the requests past that, a cap on an origin's connections honoured over all of them, idle
+ones kept for the transports used last, every one closed with the pool. Over sockets of the
+test's own loop (``_raw_server``)."""
 
 from __future__ import annotations
 
@@ -79,10 +80,31 @@ async def test_each_origin_has_a_transport_of_its_own_and_the_pool_closes_them_a
             await server.until_no_connection()
 
 
-async def test_requests_past_a_share_go_to_another_transport_closed_when_they_end(
+def caps(pool: AgentPool) -> dict[tuple[str, str, int | None], list[int]]:
+    """The connections each of the pool's transports may hold, by origin."""
+    client = pool.http_client
+    assert isinstance(client, http.OwnClient)
+    return client.origins.caps()
+
+
+async def test_no_transport_holds_more_than_its_share_of_an_origins_connections() -> None:
+    async with agents(1) as [(server, url)], AgentPool() as pool:
+        client = pool.client(url)
+        await client.get_card()
+        streams = [await opened(client.stream_message(f"s{i}")) for i in range(25)]
+        share = http.SHARD_CONNECTIONS
+        assert active(pool) == {origin(url): [share, share, 25 - 2 * share]}
+        assert caps(pool) == {origin(url): [share] * 3}
+        assert server.open == 25
+        for stream in streams:
+            await stream.aclose()
+        await server.until_no_connection()  # streams closed early: their connections too
+
+
+async def test_requests_past_a_share_go_to_another_transport_kept_when_they_end(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(http, "SHARD_SIZE", 3)
+    monkeypatch.setattr(http, "SHARD_CONNECTIONS", 3)
     async with agents(1) as [(server, url)], AgentPool() as pool:
         client = pool.client(url)
         await client.get_card()
@@ -90,19 +112,22 @@ async def test_requests_past_a_share_go_to_another_transport_closed_when_they_en
         assert active(pool) == {origin(url): [3, 2]}
         for stream in streams[3:]:
             await stream.aclose()
-        assert active(pool) == {origin(url): [3]}
+        assert active(pool) == {origin(url): [3, 0]}
         streams.append(await opened(client.stream_message("one more")))
         assert active(pool) == {origin(url): [3, 1]}
+        await streams[0].aclose()
+        streams.append(await opened(client.stream_message("where there is room")))
+        assert active(pool) == {origin(url): [2, 2]}
         for stream in streams:
             await stream.aclose()
-        assert active(pool) == {origin(url): [0]}
-        await server.until_no_connection()  # streams closed early: their connections too
+        assert active(pool) == {origin(url): [0, 0]}
+        await server.until_no_connection()
 
 
-async def test_idle_connections_are_kept_for_the_origins_used_last(
+async def test_idle_transports_are_kept_for_those_used_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(http, "MAX_IDLE_ORIGINS", 2)
+    monkeypatch.setattr(http, "MAX_IDLE_SHARDS", 2)
     async with agents(3) as served, AgentPool() as pool:
         for _, url in served:
             await pool.client(url).send_message("hi")
@@ -112,6 +137,30 @@ async def test_idle_connections_are_kept_for_the_origins_used_last(
         assert [server.open for server, _ in later] == [1, 1]
         await pool.client(first_url).send_message("again")  # a new connection
         assert first.open == 1
+
+
+@on_mock_clock()
+async def test_a_connection_cap_holds_over_the_transports_of_an_origin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http, "SHARD_CONNECTIONS", 2)
+    async with agents(1) as [(server, url)], AgentPool(max_connections=5) as pool:
+        client = pool.client(url)
+        await client.get_card()
+        streams = [await opened(client.stream_message(f"s{i}")) for i in range(5)]
+        assert caps(pool) == {origin(url): [2, 2, 1]}
+        assert active(pool) == {origin(url): [2, 2, 1]}
+        # A sixth request waits for one of the five connections, until its deadline.
+        with pytest.raises(A2ATimeoutError) as info:
+            await client.send_message("hi", timeout=1)
+        assert info.value.timeout == "deadline"
+        assert server.open == 5
+        await streams[2].aclose()
+        assert isinstance(await client.send_message("hi", timeout=1), Task)
+        assert server.open <= 5
+        assert caps(pool) == {origin(url): [2, 2, 1]}
+        for stream in streams:
+            await stream.aclose()
 
 
 @on_mock_clock()
