@@ -32,32 +32,16 @@ DEFAULT_RESUME_ATTEMPTS = 3
 DEFAULT_KEEP_EVENTS = 3
 
 
-class Received:
-    """An event kept as it was received: its data, typed again (by ``decode``) when asked.
-
-    Its data takes a fraction of what the typed event and its JSON do (a 500-byte status
-    update: 0.6 against 2.6 KB), and kept events are rarely asked for."""
-
-    __slots__ = ("data", "decode")
-
-    def __init__(self, data: EventData, decode: Callable[[EventData], StreamEvent]) -> None:
-        self.data = data
-        self.decode = decode
-
-    def __call__(self) -> StreamEvent:
-        return self.decode(self.data)
-
-
-#: A kept event: as received, or typed with its size as received.
-Kept = Received | tuple[StreamEvent, int]
+#: A kept event: its data as received, its size, and the decoder that types it again when
+#: asked (a received event's data takes a fraction of what the typed event and its JSON do:
+#: a 500-byte status update, 0.6 against 2.6 KB; kept events are rarely asked for); or the
+#: typed event itself, its size and None.
+Kept = tuple[Any, int, "Callable[[EventData], StreamEvent] | None"]
 
 
 def _typed(kept: Kept) -> StreamEvent:
-    return kept() if isinstance(kept, Received) else kept[0]
-
-
-def _size(kept: Kept) -> int:
-    return len(kept.data) if isinstance(kept, Received) else kept[1]
+    value, _, decode = kept
+    return value if decode is None else decode(value)
 
 
 class ActionKind(enum.Enum):
@@ -134,7 +118,7 @@ class StreamFollower:
     the cut fails the stream.
 
     ``events`` keeps the latest ``keep_events`` delivered events (None: all, 0: none): as
-    received when ``event`` is told how (``Received``), typed again when asked. The
+    received when ``event`` is told how (its data and decoder), typed again when asked. The
     error of a FAIL carries them; when the failure adds to an error read off the wire (the
     events, why it was not repaired), it is a new error caused by that one. ``context`` says
     where the follower's own errors happened (the shell sets it for each connection). With
@@ -274,10 +258,16 @@ class StreamFollower:
         )
         return Action(ActionKind.FAIL, error=error)
 
-    def event(self, event: StreamEvent, size: int = 0, received: Received | None = None) -> Action:
-        """An event read off the stream, ``size`` bytes as received (``received``: how to
-        make it again, what is then kept of it): DELIVER, DELIVER_LAST or DROP; FAIL when the
-        task grows past ``max_bytes``."""
+    def event(
+        self,
+        event: StreamEvent,
+        size: int = 0,
+        data: EventData | None = None,
+        decode: Callable[[EventData], StreamEvent] | None = None,
+    ) -> Action:
+        """An event read off the stream, ``size`` bytes as received (``data`` and ``decode``:
+        it as received and how to make it again, what is then kept of it): DELIVER,
+        DELIVER_LAST or DROP; FAIL when the task grows past ``max_bytes``."""
         if self._phase is not _Phase.STREAMING:
             if self._phase is not _Phase.REPLAYING:
                 raise self._misuse("event")
@@ -285,8 +275,9 @@ class StreamFollower:
                 return self._too_large() if self._over_size() else DROP
             self._phase = _Phase.STREAMING
             self._seen = None
-        self._record(event, size, received)
-        if self._over_size():
+        self._record(event, size, (event, size, None) if decode is None else (data, size, decode))
+        limit = self._max_bytes
+        if limit is not None and self._reducer.size > limit:
             return self._too_large()
         return self._finish() if self.ends(event) and self._over() else DELIVER
 
@@ -361,17 +352,16 @@ class StreamFollower:
 
     # -- inside -------------------------------------------------------------------------------
 
-    def _record(self, event: StreamEvent, size: int = 0, received: Received | None = None) -> None:
-        """Keep a delivered event (as ``received``, if given), within ``keep_events`` and
+    def _record(self, event: StreamEvent, size: int = 0, kept: Kept | None = None) -> None:
+        """Keep a delivered event (as ``kept``, if given), within ``keep_events`` and
         ``max_bytes``, and fold it in."""
         keep = self._keep
         if keep != 0:
             events = self._events
             if len(events) - self._first == keep:
                 self._drop_oldest()
-            kept: Kept = (event, size) if received is None else received
-            events.append(kept)
-            self._kept_bytes += _size(kept)
+            events.append((event, size, None) if kept is None else kept)
+            self._kept_bytes += size
             limit = self._max_bytes
             if limit is not None:
                 while self._kept_bytes > limit:
@@ -382,7 +372,7 @@ class StreamFollower:
         events, first = self._events, self._first
         oldest = events[first]
         assert oldest is not None
-        self._kept_bytes -= _size(oldest)
+        self._kept_bytes -= oldest[1]
         events[first] = None
         self._first = first = first + 1
         if first * 2 >= len(events):  # the dropped are half of it: amortised O(1)

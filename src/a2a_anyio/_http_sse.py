@@ -2,7 +2,7 @@
 
 httpx-sse turns a response into events. Around it: the body is decoded in bounded steps
 (``_http.decoded_body``), each chunk is reported as it arrives (bytes of a keep-alive comment
-push a stream's idle limit back), and an event that grows past ``max_event_bytes`` of decoded
+push back an idle limit kept by a scope of ours), and an event that grows past ``max_event_bytes`` of decoded
 bytes is refused before more than the limit plus one chunk (a network read, or a decoded step
 of at most 64 KiB) is buffered.
 """
@@ -56,7 +56,7 @@ class _CountedBody(httpx.AsyncByteStream):
         body: AsyncIterator[bytes],
         limit: int,
         url: str,
-        on_chunk: Callable[[], None],
+        on_chunk: Callable[[], None] | None,
         context: ErrorContext,
     ) -> None:
         self._response = response
@@ -73,7 +73,8 @@ class _CountedBody(httpx.AsyncByteStream):
         limit, on_chunk = self._limit, self._on_chunk
         chunks = self._body
         async for chunk in chunks:
-            on_chunk()  # an empty piece too: bytes arrived that decode to nothing yet
+            if on_chunk is not None:  # an empty piece too: bytes arrived that decode to nothing
+                on_chunk()
             if head is not None:
                 head += chunk
                 if len(head) < len(_BOM) and _BOM.startswith(head):
@@ -236,7 +237,7 @@ class SSEConnection:
             decoded,
             transport.max_event_bytes,
             self.url,
-            self._touch,
+            self._touch if self._scoped else None,  # else no scope of ours to push back
             self._context,
         )
         # httpx-sse's public API frames events from an httpx.Response only (EventSource; its

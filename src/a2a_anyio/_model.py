@@ -22,10 +22,10 @@ def new_id() -> str:
     """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` writes it. Written out
     because importing ``uuid`` loads ``platform`` and probes the system: a few milliseconds
     added to every ``import a2a_anyio``."""
-    n = int.from_bytes(os.urandom(16), "big")
-    n = n & ~(0xF000 << 64) | 0x4000 << 64  # version 4
-    n = n & ~(0xC000 << 48) | 0x8000 << 48  # the RFC 4122 variant
-    h = f"{n:032x}"
+    b = bytearray(os.urandom(16))
+    b[6] = b[6] & 0x0F | 0x40  # version 4
+    b[8] = b[8] & 0x3F | 0x80  # the RFC 4122 variant
+    h = b.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

@@ -32,7 +32,6 @@ from a2a_anyio._follower import (
     DROP,
     Action,
     ActionKind,
-    Received,
     StreamFollower,
 )
 from a2a_anyio._model import Message, StreamEvent, Task
@@ -292,7 +291,7 @@ class MessageStream:
         self._pending_size = 0
         self._next: Action | None = None  # what to do before reading (a follow-up's start)
         self._size = 0  # of the event read last, as received
-        self._received: Received | None = None  # the event read last, as kept
+        self._data: EventData | None = None  # the event read last, as received (None: typed)
         # Where the stream's own errors happen: the latest request, once one is made.
         self._context: ErrorContext = {"agent": self.agent, "operation": self.method}
 
@@ -401,6 +400,8 @@ class MessageStream:
     async def __anext__(self) -> StreamEvent:
         if self._state == "new":
             await self._open()
+        if self._span is NO_SPAN:  # tracing off: no span to make current
+            return await self._next_event()
         with self._span.current():  # its requests carry the stream's span, its events go there
             return await self._next_event()
 
@@ -420,7 +421,9 @@ class MessageStream:
                         if event is None:
                             action = follower.body_ended()
                         else:
-                            action = follower.event(event, self._size, self._received)
+                            data = self._data
+                            decode = None if data is None else self._decode
+                            action = follower.event(event, self._size, data, decode)
                 while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
                     if action.kind is ActionKind.RESUBSCRIBE:
                         action = await self._reattach(action)
@@ -472,12 +475,13 @@ class MessageStream:
         return error
 
     async def _read(self) -> StreamEvent | None:
-        """The next event off the wire (or the pending one), its size in ``_size`` and what
-        the follower keeps of it in ``_received``; None when the body ended."""
+        """The next event off the wire (or the pending one), its size in ``_size`` and its
+        data as received in ``_data`` (None: the pending one, kept typed); None when the body
+        ended."""
         if self._pending is not None:
             event, self._pending = self._pending, None
             self._size = self._pending_size
-            self._received = None
+            self._data = None
             return event
         if self._conn is None:
             return None
@@ -489,7 +493,7 @@ class MessageStream:
         if data is None:
             return None
         self._size = len(data)
-        self._received = Received(data, self._decode)
+        self._data = data
         return self._decode(data)
 
     # -- resuming ---------------------------------------------------------------------------
@@ -675,7 +679,7 @@ class MessageStream:
         source, self._source = self._source, None
         if source is not None and source.cancel is not None and not self._follower.finished:
             self._left = source.cancel, source.task_id
-        self._decode = self._received = None
+        self._decode = self._data = None
         self._follower.ends = _no_end_yet
         await self._drop_connection()
 

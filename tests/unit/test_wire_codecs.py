@@ -720,6 +720,30 @@ def test_jsonrpc_events_are_id_checked_and_unwrapped() -> None:
             events.decode(bad)
 
 
+def test_jsonrpc_events_read_in_place_as_unwrap_reads_them() -> None:
+    # The usual envelope is read in place; every other goes to unwrap, as before.
+    codec, req = _events("jsonrpc", "1.0")
+    events = codec.event_decoder(req)
+    result = {"statusUpdate": {"taskId": "t-1", "status": {"state": "TASK_STATE_WORKING"}}}
+    usual = events.decode(json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}))
+    for odd in (
+        {"jsonrpc": "2.0", "id": "1", "result": result},  # the id echoed as a string
+        {"jsonrpc": "2.0", "id": 1, "result": result, "error": None},  # a null error beside it
+    ):
+        assert events.decode(json.dumps(odd)) == usual
+    for bad in (
+        {"jsonrpc": "2.0", "id": 1, "result": None},
+        {"jsonrpc": "2.0", "id": None, "result": result},
+        {"jsonrpc": "2.0", "result": result},
+        [result],
+    ):
+        with pytest.raises(A2AProtocolError) as info:
+            events.decode(json.dumps(bad))
+        assert info.value.request_id == 1
+    with pytest.raises(UnsupportedOperationError):
+        events.decode(json.dumps({"jsonrpc": "2.0", "id": 1, "result": result, "error": {"code": -32004, "message": "no"}}))  # fmt: skip
+
+
 def test_rest_events_raise_the_error_they_carry() -> None:
     codec, req = _events("rest", "1.0")
     events = codec.event_decoder(req)

@@ -295,20 +295,32 @@ class JsonRpcEvents(EventDecoder):
 
     def decode(self, data: str) -> StreamEvent:
         try:
-            event: StreamEvent = self._decode(self.result(data))
+            value = loads_event(data, self.context)
+            # The usual envelope (a result, no error, this request's id) read in place;
+            # any other is unwrap's to judge.
+            if (
+                type(value) is not dict
+                or "error" in value
+                or (result := value.get("result")) is None
+                or value.get("id") != self._id
+            ):
+                result = self._unwrap(value)
+            event: StreamEvent = self._decode(result)
         except A2AClientError as exc:
             raise_in(self.context, exc)
         return event
 
     def result(self, data: str) -> Any:
         """The result one event's envelope carries, or its error raised."""
-        context = self.context
+        return self._unwrap(loads_event(data, self.context))
+
+    def _unwrap(self, value: Any) -> Any:
         return unwrap(
-            loads_event(data, context),
+            value,
             self._id,
             codes=self.dialect.errors,
             task_id=self._task_id,
-            context=context,
+            context=self.context,
         )
 
 

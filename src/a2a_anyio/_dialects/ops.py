@@ -25,6 +25,10 @@ class Op(enum.Enum):
     #: Any JSON-RPC method (an extension's); ``Call.idempotent`` says whether it may repeat.
     CALL = "call"
 
+    # Members are singletons compared by identity: hashed so too, in C (Enum's own hash is
+    # Python code, run by every table lookup of a call's operation).
+    __hash__ = object.__hash__
+
     @property
     def idempotent(self) -> bool:
         """True when sending it twice does not change what the agent does."""
