@@ -146,7 +146,8 @@ class _Connection:
         # flush with nothing to send, cost no scheduling (cancellation is still checked).
         self._read_lock = anyio.Lock(fast_acquire=True)
         self._write_lock = anyio.Lock(fast_acquire=True)
-        self._slot = anyio.Event()
+        self._slot: anyio.Event | None = None  # made by a call that waits for a stream
+        self._out = bytearray()  # h2's output not yet written (a flush cancelled in the queue)
         #: Calls started and not finished (what MAX_CONCURRENT_STREAMS bounds).
         self.active = 0
         #: Why the connection carries no call any more (None: it does).
@@ -177,10 +178,15 @@ class _Connection:
     # -- I/O ---------------------------------------------------------------------------------
 
     async def flush(self) -> None:
-        """Send what h2 has to send. A write cut short (a cancellation, a broken socket)
-        leaves the connection in an unknown state: it is lost."""
+        """Send what h2 has to send (nothing to send: no lock taken). A write cut short (a
+        cancellation, a broken socket) leaves the connection in an unknown state: it is
+        lost."""
+        self._out += self._h2.data_to_send()
+        if not self._out or self.lost is not None:
+            return
         async with self._write_lock:
-            data = self._h2.data_to_send()
+            data = bytes(self._out)  # all that came before, in h2's order
+            self._out.clear()
             if not data or self.lost is not None:
                 return
             try:
@@ -262,8 +268,9 @@ class _Connection:
         self._free()
 
     def _free(self) -> None:
-        self._slot.set()
-        self._slot = anyio.Event()
+        if self._slot is not None:
+            self._slot.set()
+            self._slot = None
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -273,6 +280,8 @@ class _Connection:
         """A new stream carrying ``body`` (one message, prefixed here), its half closed;
         first a free stream, when the server's MAX_CONCURRENT_STREAMS are taken."""
         while self.lost is None and self.active >= self._h2.remote_settings.max_concurrent_streams:
+            if self._slot is None:
+                self._slot = anyio.Event()
             await self._slot.wait()
         if self.lost is not None:
             raise _Lost(self.lost, sent=False)
@@ -363,6 +372,14 @@ class _Connection:
             if stream.closed or self.lost is not None:
                 raise self.broken(stream)
             await self.wait(functools.partial(_arrived, stream, stream.received))
+
+    def ready(self, stream: _Stream) -> bool:
+        """Whether ``message`` has what it gives without a read: a whole message, or the
+        stream's end."""
+        buffer = stream.buffer
+        if len(buffer) >= 5:
+            return len(buffer) >= 5 + _PREFIX.unpack_from(buffer)[1]
+        return stream.closed or self.lost is not None
 
     def broken(self, stream: _Stream) -> _Lost:
         """Why ``stream`` ended without its answer."""
@@ -684,9 +701,10 @@ class GrpcCall:
         deadline = anyio.current_effective_deadline()  # the caller's: sent as grpc-timeout
         limit = self.open_timeout
         try:
-            with anyio.CancelScope(
-                deadline=math.inf if limit is None else anyio.current_time() + limit
-            ) as scope:
+            if limit is None:
+                await self._open(deadline)
+                return self
+            with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
                 await self._open(deadline)
                 return self
             assert scope.cancelled_caught
@@ -783,7 +801,7 @@ class GrpcCall:
         if self._done or conn is None or stream is None:
             return None
         idle = self.idle_timeout
-        if idle is None:
+        if idle is None or conn.ready(stream):  # nothing to wait for: no idle limit to keep
             return await self._next(conn, stream)
         with anyio.CancelScope(deadline=anyio.current_time() + idle) as scope:
 
