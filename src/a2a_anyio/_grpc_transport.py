@@ -378,7 +378,8 @@ class _Connection:
         stream's end."""
         buffer = stream.buffer
         if len(buffer) >= 5:
-            return len(buffer) >= 5 + _PREFIX.unpack_from(buffer)[1]
+            length: int = _PREFIX.unpack_from(buffer)[1]
+            return len(buffer) >= 5 + length
         return stream.closed or self.lost is not None
 
     def broken(self, stream: _Stream) -> _Lost:
