@@ -91,12 +91,17 @@ class GrpcReply(NamedTuple):
 
 
 def grpc_timeout(seconds: float) -> str:
-    """The ``grpc-timeout`` value for ``seconds`` (at most 8 digits, rounded up)."""
+    """The ``grpc-timeout`` value for ``seconds``, rounded up (at most 8 digits): in the
+    coarsest unit that says it at most 1 % over, else the finest that fits. The calls of
+    one client timeout then send the same value, which HPACK sends as an index into its
+    table instead of a new literal each call; the call itself still ends on time (its
+    cancel scope, and the reset that tells the server)."""
+    found = ""
     for unit, scale in (("u", 1e6), ("m", 1e3), ("S", 1.0), ("M", 1 / 60), ("H", 1 / 3600)):
         value = max(1, math.ceil(seconds * scale))
-        if value < 100_000_000:
-            return f"{value}{unit}"
-    return "99999999H"
+        if value < 100_000_000 and (not found or value <= seconds * scale * 1.01):
+            found = f"{value}{unit}"
+    return found or "99999999H"
 
 
 def _text(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:

@@ -86,18 +86,25 @@ async def test_a_unary_call_carries_its_message_and_its_metadata() -> None:
 async def test_the_callers_deadline_goes_as_grpc_timeout() -> None:
     server = GrpcServer(echo)
     async with server.serve() as url, transport() as grpc:
-        req = request(url)
-        with anyio.fail_after(20):
-            await grpc.unary(req, own(url), req.context)
-    sent = server.calls[0].headers["grpc-timeout"]
-    assert sent.endswith("u") and 19_000_000 < int(sent[:-1]) <= 20_000_000
+        for _ in range(2):
+            req = request(url)
+            with anyio.fail_after(20):
+                await grpc.unary(req, own(url), req.context)
+    # The calls of one timeout send one value (HPACK then sends it as an index).
+    assert [call.headers["grpc-timeout"] for call in server.calls] == ["20S", "20S"]
 
 
 def test_grpc_timeout_values() -> None:
+    """Rounded up, in the coarsest unit at most 1 % over, else the finest that fits."""
     assert grpc_timeout(0.0) == "1u"
-    assert grpc_timeout(1.5) == "1500000u"
-    assert grpc_timeout(1000.0) == "1000000m"
-    assert grpc_timeout(10**9) == "16666667M"
+    assert grpc_timeout(0.0003) == "300u"
+    assert grpc_timeout(0.29998) == "300m"
+    assert grpc_timeout(1.5) == "1500m"
+    assert grpc_timeout(29.99986) == "30S"
+    assert grpc_timeout(299.9) == "5M"
+    assert grpc_timeout(1000.0) == "1000S"
+    assert grpc_timeout(10**9) == "277778H"
+    assert grpc_timeout(10**12) == "99999999H"
 
 
 async def test_credentials_go_only_to_their_origin() -> None:
