@@ -128,7 +128,8 @@ class _Stream:
         self.ended = False
         self.reset: int | None = None
         self.refused = False  # above a GOAWAY's last stream id: never processed
-        self.touch: Callable[[], None] | None = None  # told of each frame that arrives
+        #: Told when a call waits again after a frame came (its idle limit starts over).
+        self.touch: Callable[[], None] | None = None
 
     @property
     def closed(self) -> bool:
@@ -257,10 +258,6 @@ class _Connection:
             stream.ended = True
         elif isinstance(event, h2.events.StreamReset):
             stream.reset = int(event.error_code or 0)
-        else:
-            return
-        if stream.touch is not None:
-            stream.touch()
 
     def _ack(self, size: int, stream_id: int) -> None:
         if size > 0:  # (a stream closed meanwhile: h2 has credited the connection)
@@ -349,6 +346,7 @@ class _Connection:
     async def message(self, stream: _Stream, limit: int, what: str) -> bytes | None:
         """The stream's next message as framed (its flag first), or None at its end.
         ``limit`` bounds it, read from its length prefix before the message is read whole."""
+        waited = False
         while True:
             buffer = stream.buffer
             if len(buffer) >= 5:
@@ -376,6 +374,9 @@ class _Connection:
                 return None
             if stream.closed or self.lost is not None:
                 raise self.broken(stream)
+            if waited and stream.touch is not None:
+                stream.touch()  # a frame came, not a whole message: the wait starts over
+            waited = True
             await self.wait(functools.partial(_arrived, stream, stream.received))
 
     def ready(self, stream: _Stream) -> bool:

@@ -306,6 +306,28 @@ async def test_an_idle_stream_ends_at_the_idle_limit() -> None:
     assert info.value.timeout == "stream-idle"
 
 
+@on_mock_clock()
+async def test_the_idle_limit_starts_over_with_each_piece_of_a_message() -> None:
+    async def slow(call: Call) -> None:
+        await call.head()
+        whole = framed(b"x" * 30)
+        for n in range(3):  # one message in three pieces, 2 s apart: 4 s in all
+            if n:
+                await anyio.sleep(2)
+            await call.raw(whole[n * 12 : (n + 1) * 12])
+        await call.end()
+
+    server = GrpcServer(slow)
+    async with server.serve() as url, transport() as grpc:
+        conn = grpc.stream(request(url, STREAM), own(url), idle_timeout=3, open_timeout=5)
+        await conn.open()
+        started = anyio.current_time()
+        assert await conn.next_event() == b"x" * 30
+        assert anyio.current_time() - started == pytest.approx(4)
+        assert await conn.next_event() is None
+        await conn.aclose()
+
+
 async def test_a_refused_connection_is_a_connection_error_never_sent() -> None:
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
     url = f"http://127.0.0.1:{listener.extra(anyio.abc.SocketAttribute.local_port)}"
