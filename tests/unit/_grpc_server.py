@@ -128,7 +128,13 @@ class _ServerConnection:
         self.server = server
         self.stream = stream
         self.group = group
-        config = h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
+        # Headers as a handler gives them, even those HTTP/2 forbids (hostile answers).
+        config = h2.config.H2Configuration(
+            client_side=False,
+            header_encoding="utf-8",
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+        )
         self.h2 = h2.connection.H2Connection(config)
         self.lock = anyio.Lock()
         self.window = anyio.Event()
