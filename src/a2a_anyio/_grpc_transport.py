@@ -42,6 +42,7 @@ import h2.settings
 from anyio.abc import ByteStream
 from anyio.streams.tls import TLSAttribute, TLSStream
 from h2.errors import ErrorCodes
+from hpack import NeverIndexedHeaderTuple
 from hpack.exceptions import HPACKError
 
 from a2a_anyio._auth import Credentials, MutualTLS, Origin, merged, origin_of
@@ -77,6 +78,9 @@ _DROPPED = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
      "host", "content-type", "grpc-timeout", "user-agent"}
 )  # fmt: skip
+#: Headers kept out of HPACK's table (never indexed: their values cannot be guessed by
+#: the size of what is sent), as h2 would keep them if it normalized what is sent.
+_SECRET = frozenset({"authorization", "proxy-authorization"})
 _LOST = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 _H2_ERRORS = (h2.exceptions.H2Error, HPACKError)
 
@@ -143,13 +147,16 @@ class _Connection:
         self._sock = sock
         self.authority = authority.encode()
         self.scheme = scheme.encode()
-        # h2's checks of every header received (a third of its work on an answer) are
+        # h2's checks of every header received (a fifth of its work on an answer) are
         # left out: the few this transport reads it checks itself (``_check_head``,
-        # ``_status``), and an answer without them is a typed error all the same.
+        # ``_status``), and an answer without them is a typed error all the same. What is
+        # sent ``metadata`` makes as HTTP/2 wants it (lower case, trimmed, no connection
+        # headers, credentials never indexed): h2 does not go over it again.
         config = h2.config.H2Configuration(
             client_side=True,
             header_encoding=None,
             validate_outbound_headers=False,
+            normalize_outbound_headers=False,
             validate_inbound_headers=False,
         )
         self._h2 = h2.connection.H2Connection(config)
@@ -663,7 +670,11 @@ class GrpcTransport:
         for name, value in headers.items():
             key = name.lower()
             if key not in _DROPPED and not key.startswith(":"):
-                out.append((key.encode(), value.encode()))
+                raw = value.strip().encode()
+                if key in _SECRET or (key == "cookie" and len(raw) < 20):
+                    out.append(NeverIndexedHeaderTuple(key.encode(), raw))
+                else:
+                    out.append((key.encode(), raw))
         return out
 
 

@@ -116,9 +116,14 @@ async def test_credentials_go_only_to_their_origin() -> None:
         )
         await grpc.unary(req, elsewhere, req.context)
         await grpc.unary(req, own(url, auth="Bearer s3cret"), req.context)
-    first, second = (call.headers for call in server.calls)
-    assert "authorization" not in first and "x-key" not in first
-    assert second["authorization"] == "Bearer s3cret"
+        cookie = own(url, headers={"Cookie": " s=1 ", "X-Key": "k "})
+        await grpc.unary(req, cookie, req.context)
+    first, second, third = server.calls
+    assert "authorization" not in first.headers and "x-key" not in first.headers
+    assert second.headers["authorization"] == "Bearer s3cret"
+    # Credentials are kept out of HPACK's table (as h2 keeps them), values trimmed.
+    assert (second.never_indexed, third.never_indexed) == ({"authorization"}, {"cookie"})
+    assert (third.headers["cookie"], third.headers["x-key"]) == ("s=1", "k")
 
 
 async def test_calls_share_one_connection_per_origin() -> None:
