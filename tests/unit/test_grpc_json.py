@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from a2a_anyio._bindings import codec_for
 from a2a_anyio._bindings.grpc import GrpcCodec
-from a2a_anyio._bindings.grpc_json import to_json, whole
+from a2a_anyio._bindings.grpc_json import from_json, to_json, whole
 from a2a_anyio._bindings.grpc_pb import a2a_v0_3_pb2, a2a_v1_pb2
 from a2a_anyio._dialects import Op
 
@@ -108,3 +108,48 @@ def test_any_answer_reads_as_json_format_writes_it(data: bytes, which: int) -> N
             to_json(message)
         return
     assert to_json(message) == expected
+
+
+@pytest.mark.parametrize("message", _messages(), ids=lambda m: m.DESCRIPTOR.full_name)
+def test_what_the_codec_writes_reads_back_as_parse_dict_reads_it(message: Message) -> None:
+    value = json_format.MessageToDict(message)
+    ours = from_json(type(message), value).SerializeToString(deterministic=True)
+    theirs = json_format.ParseDict(value, type(message)()).SerializeToString(deterministic=True)
+    assert ours == theirs
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+FIELDS = st.sampled_from(
+    ["message", "messageId", "message_id", "role", "parts", "text", "raw", "data", "metadata",
+     "configuration", "historyLength", "acceptedOutputModes", "contextId", "url", "bogus"]
+)  # fmt: skip
+
+
+def _tree(depth: int) -> st.SearchStrategy[Any]:
+    leaf = JSON | st.sampled_from(["ROLE_USER", "AP8=", 3, 2.0, 2.5, "1", True])
+    if depth == 0:
+        return leaf
+    return (
+        leaf
+        | st.dictionaries(FIELDS, _tree(depth - 1), max_size=4)
+        | st.lists(st.dictionaries(FIELDS, _tree(depth - 1), max_size=3), max_size=2)
+    )
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=st.dictionaries(FIELDS, _tree(3), max_size=4))
+def test_any_json_reads_as_parse_dict_reads_it(value: dict[str, Any]) -> None:
+    cls = a2a_v1_pb2.SendMessageRequest
+    try:
+        theirs = json_format.ParseDict(value, cls()).SerializeToString(deterministic=True)
+    except (json_format.ParseError, ValueError, TypeError):
+        with pytest.raises((ValueError, TypeError)):
+            from_json(cls, value)
+        return
+    assert from_json(cls, value).SerializeToString(deterministic=True) == theirs

@@ -5,8 +5,8 @@ with ``google.rpc.Status`` details. Used only by clients whose agents speak it (
 when a codec first encodes or decodes, not when a card merely lists a gRPC interface.
 
 The payloads stay the dialects': a request is the ProtoJSON the dialect writes (the same
-the HTTP+JSON binding carries) parsed into the RPC's message, an answer its message written
-as ProtoJSON for the dialect to decode (``grpc_json``). What v0.3's
+the HTTP+JSON binding carries) read into the RPC's message, an answer its message written
+as ProtoJSON for the dialect to decode (both ways ``grpc_json``). What v0.3's
 messages carry as resource names (``tasks/{id}``) is the binding's table, as a REST path is.
 """
 
@@ -212,8 +212,10 @@ def _message(cls: type[Message], value: Any) -> Message:
     """``value`` (ProtoJSON) as a message of ``cls``; A2AProtocolError when it cannot be one."""
     from google.protobuf import json_format
 
+    from a2a_anyio._bindings.grpc_json import from_json
+
     try:
-        return json_format.ParseDict(value or {}, cls())
+        return from_json(cls, value or {})
     except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
         raise A2AProtocolError(
             f"the value cannot be a {cls.DESCRIPTOR.name}: {clipped(str(exc), 300)}"

@@ -179,3 +179,261 @@ def _value(message: Any) -> Any:
     if kind == "list_value":
         return _list(message.list_value)
     return None
+
+
+# -- ProtoJSON into a message ----------------------------------------------------------------
+
+Reader = Callable[[Any, Any], None]
+
+_READERS: dict[Descriptor, Reader] = {}
+
+
+def from_json(cls: type[Message], value: Any) -> Message:
+    """A message of ``cls`` from its ProtoJSON: what ``json_format.ParseDict`` makes of it
+    (field names in either form, enums by name or number, 64-bit integers and bytes from
+    strings; ValueError or TypeError for what it refuses, an unknown field among them)."""
+    message = cls()
+    _read(message, value)
+    return message
+
+
+def _read(message: Any, value: Any) -> None:
+    descriptor = message.DESCRIPTOR
+    (_READERS.get(descriptor) or _reader(descriptor))(message, value)
+
+
+def _reader(descriptor: Descriptor) -> Reader:
+    name = descriptor.full_name
+    read: Reader
+    if name == "google.protobuf.Struct":
+        read = _read_struct
+    elif name == "google.protobuf.Value":
+        read = _read_value
+    elif name == "google.protobuf.ListValue":
+        read = _read_list
+    elif name in _BY_STRING:
+        read = _read_by_string
+    elif (name.startswith("google.protobuf.") and name != "google.protobuf.Empty") or any(
+        f.type not in _KNOWN for f in descriptor.fields
+    ):
+        read = json_format.ParseDict
+    else:
+        read = _read_regular(descriptor)
+    _READERS[descriptor] = read
+    return read
+
+
+def _read_regular(descriptor: Descriptor) -> Reader:
+    full = descriptor.full_name
+    fields: dict[str, tuple[FieldDescriptor, str | None, Reader]] = {}
+    for f in descriptor.fields:
+        oneof = f.containing_oneof.name if f.containing_oneof is not None else None
+        entry = (f, oneof, _field_reader(f))
+        fields[f.json_name] = entry
+        fields.setdefault(f.name, entry)
+
+    def read(message: Any, value: Any) -> None:
+        if not isinstance(value, dict):
+            if isinstance(value, list | tuple | str) and not value:
+                return  # nothing to read, as json_format reads it
+            raise TypeError(f"a {full} is a JSON object, not {type(value).__name__}")
+        oneofs: set[str] = set()
+        for key, item in value.items():
+            found = fields.get(key)
+            if found is None:
+                raise ValueError(f'{full} has no field named "{key}"')
+            field, oneof, read_field = found
+            if item is None:
+                _read_null(message, field)
+                continue
+            if oneof is not None:
+                if oneof in oneofs:
+                    raise ValueError(f'{full} has more than one field of "{oneof}"')
+                oneofs.add(oneof)
+            read_field(message, item)
+
+    return read
+
+
+def _read_null(message: Any, field: FieldDescriptor) -> None:
+    """JSON's null: a ``Value``'s null, else the field left unset."""
+    if field.message_type is not None and field.message_type.full_name == "google.protobuf.Value":
+        getattr(message, field.name).null_value = 0
+    elif field.enum_type is not None and field.enum_type.full_name == "google.protobuf.NullValue":
+        setattr(message, field.name, 0)
+    else:
+        message.ClearField(field.name)
+
+
+def _field_reader(field: FieldDescriptor) -> Reader:
+    """How a JSON value of ``field`` goes into a message (all of it: a list or a map too)."""
+    attr = field.name
+    entry = field.message_type
+    if entry is not None and entry.GetOptions().map_entry:
+        key_of = _map_key(entry.fields_by_name["key"])
+        item = entry.fields_by_name["value"]
+        into = item.type == FieldDescriptor.TYPE_MESSAGE
+        convert = _same if into else _scalar(item)
+
+        def read_map(message: Any, value: Any) -> None:
+            message.ClearField(attr)
+            if not isinstance(value, dict):
+                raise TypeError(f"the map {attr} is a JSON object")
+            target = getattr(message, attr)
+            for key, x in value.items():
+                if into:
+                    _read(target[key_of(key)], x)
+                else:
+                    target[key_of(key)] = convert(x)
+
+        return read_map
+    if field.is_repeated:
+        if entry is not None:
+            nulls = entry.full_name == "google.protobuf.Value"
+
+            def read_messages(message: Any, value: Any) -> None:
+                message.ClearField(attr)
+                if not isinstance(value, list | tuple):
+                    raise TypeError(f"the repeated field {attr} is a JSON array")
+                target = getattr(message, attr)
+                for x in value:
+                    if x is None and not nulls:
+                        raise ValueError(f"a null in the repeated field {attr}")
+                    _read(target.add(), x)
+
+            return read_messages
+        convert = _scalar(field)
+
+        def read_scalars(message: Any, value: Any) -> None:
+            message.ClearField(attr)
+            if not isinstance(value, list | tuple):
+                raise TypeError(f"the repeated field {attr} is a JSON array")
+            if any(x is None for x in value):
+                raise ValueError(f"a null in the repeated field {attr}")
+            getattr(message, attr).extend([convert(x) for x in value])
+
+        return read_scalars
+    if entry is not None:
+
+        def read_message(message: Any, value: Any) -> None:
+            sub = getattr(message, attr)
+            sub.SetInParent()
+            _read(sub, value)
+
+        return read_message
+    convert = _scalar(field)
+
+    def read_scalar(message: Any, value: Any) -> None:
+        setattr(message, attr, convert(value))
+
+    return read_scalar
+
+
+def _scalar(field: FieldDescriptor) -> Writer:
+    kind = field.type
+    if kind == FieldDescriptor.TYPE_STRING:
+        return _string
+    if kind == FieldDescriptor.TYPE_BOOL:
+        return _bool
+    if kind == FieldDescriptor.TYPE_BYTES:
+        return _bytes
+    if kind == FieldDescriptor.TYPE_ENUM:
+        enum = field.enum_type
+        by_name: dict[str, int] = {v.name: v.number for v in enum.values}
+        known: set[int] = {v.number for v in enum.values}
+
+        def number(value: Any) -> int:
+            found = by_name.get(value) if isinstance(value, str) else None
+            if found is not None:
+                return found
+            try:
+                found = int(value)
+            except ValueError:
+                raise ValueError(f"{value!r} is no value of {enum.full_name}") from None
+            if found not in known and enum.is_closed:
+                raise ValueError(f"{value!r} is no value of {enum.full_name}")
+            return found
+
+        return number
+    return _integer  # the integer types (the float ones are json_format's)
+
+
+def _map_key(field: FieldDescriptor) -> Writer:
+    if field.type == FieldDescriptor.TYPE_BOOL:
+        return _bool_key
+    if field.type == FieldDescriptor.TYPE_STRING:
+        return _string
+    return _integer
+
+
+def _bool_key(value: Any) -> bool:
+    if value not in ("true", "false"):
+        raise ValueError(f'a map key {value!r}, not "true" or "false"')
+    return bool(value == "true")
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} is no string")
+    value.encode()  # an unpaired surrogate has no UTF-8: UnicodeEncodeError, a ValueError
+    return value
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{value!r} is no true or false")
+    return value
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(f"{value!r} is no integer")
+    if isinstance(value, str) and " " in value:
+        raise ValueError(f"{value!r} is no integer")
+    return int(value)
+
+
+def _bytes(value: Any) -> bytes:
+    encoded = value.encode() if isinstance(value, str) else value
+    return base64.urlsafe_b64decode(encoded + b"=" * (4 - len(encoded) % 4))
+
+
+def _read_struct(message: Any, value: Any) -> None:
+    if not isinstance(value, dict):
+        raise TypeError("a Struct is a JSON object")
+    message.Clear()  # present, even empty
+    fields = message.fields
+    for key, item in value.items():
+        _read_value(fields[key], item)
+
+
+def _read_list(message: Any, value: Any) -> None:
+    if not isinstance(value, list | tuple):
+        raise TypeError("a ListValue is a JSON array")
+    message.ClearField("values")
+    values = message.values
+    for item in value:
+        _read_value(values.add(), item)
+
+
+def _read_value(message: Any, value: Any) -> None:
+    if isinstance(value, dict):
+        _read_struct(message.struct_value, value)
+    elif isinstance(value, list | tuple):
+        _read_list(message.list_value, value)
+    elif value is None:
+        message.null_value = 0
+    elif isinstance(value, bool):
+        message.bool_value = value
+    elif isinstance(value, str):
+        message.string_value = value
+    elif isinstance(value, int | float):
+        message.number_value = value
+    else:
+        raise TypeError(f"{type(value).__name__} has no JSON form")
+
+
+def _read_by_string(message: Any, value: Any) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"a {message.DESCRIPTOR.name} is a JSON string")
+    message.FromJsonString(value)
