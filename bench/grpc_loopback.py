@@ -6,6 +6,7 @@ docs/performance.md ("gRPC").
     uv run --frozen python bench/grpc_loopback.py            # ~2 min
     uv run --frozen python bench/grpc_loopback.py --quick    # ~30 s
     uv run --frozen python bench/grpc_loopback.py --json
+    uv run --frozen python bench/grpc_loopback.py --src ../old/src   # before and after
 
 The server (``grpc_server.py``) and the grpcio clients run in ``bench/.venv-grpc``, made on
 first use with ``python -m venv`` and pip from the interop suite's pins of a2a-sdk 1.x with
@@ -87,27 +88,38 @@ def grpc_python() -> Path:
     return python
 
 
-def name(contender: str, backend: str) -> str:
-    row = next(r for c, b, _, r in CONTENDERS if (c, b) == (contender, backend))
+def name(contender: str, backend: str, row: str | None = None) -> str:
+    row = row or next(r for c, b, _, r in CONTENDERS if (c, b) == (contender, backend))
     return f"{row} ({backend})"
 
 
-def child(python: Path, contender: str, backend: str, url: str, *args: str) -> dict[str, Any]:
+def child(
+    python: Path, contender: str, backend: str, url: str, *args: str, src: str | None = None
+) -> dict[str, Any]:
     cmd = [str(python), str(HERE / "grpc_child.py"), contender, backend, url, *args]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    env = None if src is None else {**os.environ, "PYTHONPATH": src}
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{contender}/{backend}: {out.stderr.strip()[-2000:]}")
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def measure(pythons: dict[str, Path], url: str, size: tuple[int, int, int]) -> dict[str, Any]:
+def measure(
+    pythons: dict[str, Path], url: str, size: tuple[int, int, int], src: str | None = None
+) -> dict[str, Any]:
     calls, events, rounds = size
+    contenders = list(CONTENDERS)
+    if src is not None:  # the gRPC rows again, with another tree's a2a_anyio
+        contenders[2:2] = [(c, b, "project", f"{r}, --src") for c, b, _, r in CONTENDERS[:2]]
     runs: dict[str, list[dict[str, Any]]] = {}
     for r in range(rounds):
-        order = CONTENDERS[r % len(CONTENDERS) :] + CONTENDERS[: r % len(CONTENDERS)]
-        for contender, backend, env, _ in order:
-            row = name(contender, backend)
-            result = child(pythons[env], contender, backend, url, "bench", str(calls), str(events))
+        order = contenders[r % len(contenders) :] + contenders[: r % len(contenders)]
+        for contender, backend, env, label in order:
+            row = name(contender, backend, label)
+            other = src if label.endswith("--src") else None
+            result = child(
+                pythons[env], contender, backend, url, "bench", str(calls), str(events), src=other
+            )
             runs.setdefault(row, []).append(result)
             _log(f"round {r + 1}/{rounds} {row}: {result}")
     figures: dict[str, Any] = {}
@@ -194,14 +206,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--src", help="also the gRPC rows with the a2a_anyio of this src/")
     args = parser.parse_args()
+    if args.src is not None and not (Path(args.src) / "a2a_anyio").is_dir():
+        parser.error(f"--src {args.src}: no a2a_anyio package there")
     pythons = {"project": Path(sys.executable), "grpc": grpc_python()}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
         log.write_text("")
         with served("grpc_server.py", "--log", str(log), python=pythons["grpc"]) as url:
-            result = measure(pythons, url, QUICK if args.quick else FULL)
+            result = measure(pythons, url, QUICK if args.quick else FULL, args.src)
             result["cancellation"] = cancellation(pythons, url, log)
     result["installed"] = {what: sizes(pythons[env], d) for what, (env, d) in INSTALLED.items()}
     if args.json:

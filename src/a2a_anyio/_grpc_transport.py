@@ -42,6 +42,7 @@ import h2.settings
 from anyio.abc import ByteStream
 from anyio.streams.tls import TLSAttribute, TLSStream
 from h2.errors import ErrorCodes
+from hpack import NeverIndexedHeaderTuple
 from hpack.exceptions import HPACKError
 
 from a2a_anyio._auth import Credentials, MutualTLS, Origin, merged, origin_of
@@ -78,6 +79,9 @@ _DROPPED = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
      "host", "content-type", "grpc-timeout", "user-agent"}
 )  # fmt: skip
+#: Headers kept out of HPACK's table (never indexed: their values cannot be guessed by
+#: the size of what is sent), as h2 would keep them if it normalized what is sent.
+_SECRET = frozenset({"authorization", "proxy-authorization"})
 _LOST = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 _H2_ERRORS = (h2.exceptions.H2Error, HPACKError)
 
@@ -92,12 +96,17 @@ class GrpcReply(NamedTuple):
 
 
 def grpc_timeout(seconds: float) -> str:
-    """The ``grpc-timeout`` value for ``seconds`` (at most 8 digits, rounded up)."""
+    """The ``grpc-timeout`` value for ``seconds``, rounded up (at most 8 digits): in the
+    coarsest unit that says it at most 1 % over, else the finest that fits. The calls of
+    one client timeout then send the same value, which HPACK sends as an index into its
+    table instead of a new literal each call; the call itself still ends on time (its
+    cancel scope, and the reset that tells the server)."""
+    found = ""
     for unit, scale in (("u", 1e6), ("m", 1e3), ("S", 1.0), ("M", 1 / 60), ("H", 1 / 3600)):
         value = max(1, math.ceil(seconds * scale))
-        if value < 100_000_000:
-            return f"{value}{unit}"
-    return "99999999H"
+        if value < 100_000_000 and (not found or value <= seconds * scale * 1.01):
+            found = f"{value}{unit}"
+    return found or "99999999H"
 
 
 def _text(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -124,7 +133,8 @@ class _Stream:
         self.ended = False
         self.reset: int | None = None
         self.refused = False  # above a GOAWAY's last stream id: never processed
-        self.touch: Callable[[], None] | None = None  # told of each frame that arrives
+        #: Told when a call waits again after a frame came (its idle limit starts over).
+        self.touch: Callable[[], None] | None = None
 
     @property
     def closed(self) -> bool:
@@ -138,8 +148,17 @@ class _Connection:
         self._sock = sock
         self.authority = authority.encode()
         self.scheme = scheme.encode()
+        # h2's checks of every header received (a fifth of its work on an answer) are
+        # left out: the few this transport reads it checks itself (``_check_head``,
+        # ``_status``), and an answer without them is a typed error all the same. What is
+        # sent ``metadata`` makes as HTTP/2 wants it (lower case, trimmed, no connection
+        # headers, credentials never indexed): h2 does not go over it again.
         config = h2.config.H2Configuration(
-            client_side=True, header_encoding=None, validate_outbound_headers=False
+            client_side=True,
+            header_encoding=None,
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+            validate_inbound_headers=False,
         )
         self._h2 = h2.connection.H2Connection(config)
         self._streams: dict[int, _Stream] = {}
@@ -147,7 +166,8 @@ class _Connection:
         # flush with nothing to send, cost no scheduling (cancellation is still checked).
         self._read_lock = anyio.Lock(fast_acquire=True)
         self._write_lock = anyio.Lock(fast_acquire=True)
-        self._slot = anyio.Event()
+        self._slot: anyio.Event | None = None  # made by a call that waits for a stream
+        self._out = bytearray()  # h2's output not yet written (a flush cancelled in the queue)
         #: Calls started and not finished (what MAX_CONCURRENT_STREAMS bounds).
         self.active = 0
         #: Why the connection carries no call any more (None: it does).
@@ -178,10 +198,15 @@ class _Connection:
     # -- I/O ---------------------------------------------------------------------------------
 
     async def flush(self) -> None:
-        """Send what h2 has to send. A write cut short (a cancellation, a broken socket)
-        leaves the connection in an unknown state: it is lost."""
+        """Send what h2 has to send (nothing to send: no lock taken). A write cut short (a
+        cancellation, a broken socket) leaves the connection in an unknown state: it is
+        lost."""
+        self._out += self._h2.data_to_send()
+        if not self._out or self.lost is not None:
+            return
         async with self._write_lock:
-            data = self._h2.data_to_send()
+            data = bytes(self._out)  # all that came before, in h2's order
+            self._out.clear()
             if not data or self.lost is not None:
                 return
             try:
@@ -247,10 +272,6 @@ class _Connection:
             stream.ended = True
         elif isinstance(event, h2.events.StreamReset):
             stream.reset = int(event.error_code or 0)
-        else:
-            return
-        if stream.touch is not None:
-            stream.touch()
 
     def _ack(self, size: int, stream_id: int) -> None:
         if size > 0:  # (a stream closed meanwhile: h2 has credited the connection)
@@ -263,8 +284,9 @@ class _Connection:
         self._free()
 
     def _free(self) -> None:
-        self._slot.set()
-        self._slot = anyio.Event()
+        if self._slot is not None:
+            self._slot.set()
+            self._slot = None
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -274,6 +296,8 @@ class _Connection:
         """A new stream carrying ``body`` (one message, prefixed here), its half closed;
         first a free stream, when the server's MAX_CONCURRENT_STREAMS are taken."""
         while self.lost is None and self.active >= self._h2.remote_settings.max_concurrent_streams:
+            if self._slot is None:
+                self._slot = anyio.Event()
             await self._slot.wait()
         if self.lost is not None:
             raise _Lost(self.lost, sent=False)
@@ -336,6 +360,7 @@ class _Connection:
     async def message(self, stream: _Stream, limit: int, what: str) -> bytes | None:
         """The stream's next message as framed (its flag first), or None at its end.
         ``limit`` bounds it, read from its length prefix before the message is read whole."""
+        waited = False
         while True:
             buffer = stream.buffer
             if len(buffer) >= 5:
@@ -363,7 +388,19 @@ class _Connection:
                 return None
             if stream.closed or self.lost is not None:
                 raise self.broken(stream)
+            if waited and stream.touch is not None:
+                stream.touch()  # a frame came, not a whole message: the wait starts over
+            waited = True
             await self.wait(functools.partial(_arrived, stream, stream.received))
+
+    def ready(self, stream: _Stream) -> bool:
+        """Whether ``message`` has what it gives without a read: a whole message, or the
+        stream's end."""
+        buffer = stream.buffer
+        if len(buffer) >= 5:
+            length: int = _PREFIX.unpack_from(buffer)[1]
+            return len(buffer) >= 5 + length
+        return stream.closed or self.lost is not None
 
     def broken(self, stream: _Stream) -> _Lost:
         """Why ``stream`` ended without its answer."""
@@ -634,7 +671,11 @@ class GrpcTransport:
         for name, value in headers.items():
             key = name.lower()
             if key not in _DROPPED and not key.startswith(":"):
-                out.append((key.encode(), value.encode()))
+                raw = value.strip().encode()
+                if key in _SECRET or (key == "cookie" and len(raw) < 20):
+                    out.append(NeverIndexedHeaderTuple(key.encode(), raw))
+                else:
+                    out.append((key.encode(), raw))
         return out
 
 
@@ -685,9 +726,10 @@ class GrpcCall:
         deadline = anyio.current_effective_deadline()  # the caller's: sent as grpc-timeout
         limit = self.open_timeout
         try:
-            with anyio.CancelScope(
-                deadline=math.inf if limit is None else anyio.current_time() + limit
-            ) as scope:
+            if limit is None:
+                await self._open(deadline)
+                return self
+            with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
                 await self._open(deadline)
                 return self
             assert scope.cancelled_caught
@@ -785,7 +827,7 @@ class GrpcCall:
         if self._done or conn is None or stream is None:
             return None
         idle = self.idle_timeout
-        if idle is None:
+        if idle is None or conn.ready(stream):  # nothing to wait for: no idle limit to keep
             return await self._next(conn, stream)
         with anyio.CancelScope(deadline=anyio.current_time() + idle) as scope:
 

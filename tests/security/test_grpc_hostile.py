@@ -230,7 +230,7 @@ async def test_a_server_that_never_answers_is_left_at_the_callers_deadline() -> 
             await grpc.unary(req, own(url), req.context)
         assert anyio.current_time() == pytest.approx(30)
         assert await server.calls[0].until_reset() == 8  # the server hears of it: CANCEL
-        assert server.calls[0].headers["grpc-timeout"] == "30000000u"
+        assert server.calls[0].headers["grpc-timeout"] == "30S"
 
 
 @pytest.mark.parametrize(
@@ -247,6 +247,36 @@ async def test_an_answer_that_is_no_grpc(status: int, expected: type[Exception])
     assert isinstance(error, A2AHTTPError)
     assert error.status_code == status
     assert "a text/html answer, not gRPC" in error.body
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ([("content-type", "application/grpc")], A2AHTTPError),  # no :status
+        ([(":status", "200"), ("Content-Type", "application/grpc")], A2AProtocolError),
+        ([(":status", "200"), (":status", "200"), ("content-type", "application/grpc")],
+         A2AHTTPError),
+        ([("content-type", "application/grpc"), (":status", "200")], None),  # out of order
+    ],
+    ids=["no-status", "upper-case", "two-statuses", "pseudo-last"],
+)  # fmt: skip
+async def test_headers_that_break_http2s_rules(
+    headers: list[tuple[str, str]], expected: type[Exception] | None
+) -> None:
+    """What the transport reads it checks itself: h2 does not check every header."""
+
+    async def broken(call: Call) -> None:
+        await call.conn.send_headers(call.stream_id, headers)
+        await call.send(b"m")
+        await call.end()
+
+    if expected is None:
+        async with served(broken) as (url, grpc, _):
+            req = request(url)
+            assert (await grpc.unary(req, own(url), req.context)).content == b"m"
+        return
+    error = await call_fails(broken)
+    assert type(error) is expected
 
 
 async def test_a_server_that_speaks_no_http2() -> None:

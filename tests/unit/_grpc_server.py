@@ -24,6 +24,7 @@ import h2.exceptions
 import h2.settings
 from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 from google.rpc import error_details_pb2, status_pb2
+from hpack import NeverIndexedHeaderTuple
 
 from a2a_anyio import A2ARPCError, TaskNotFoundError
 from a2a_anyio._bindings import codec_for
@@ -60,6 +61,8 @@ class Call:
     body: bytes = b""
     reset: int | None = None  # the code of the client's RST_STREAM, once it came
     reset_seen: anyio.Event = field(default_factory=anyio.Event)
+    #: The headers sent as HPACK's never-indexed fields.
+    never_indexed: set[str] = field(default_factory=set)
 
     @property
     def message(self) -> bytes:
@@ -128,7 +131,13 @@ class _ServerConnection:
         self.server = server
         self.stream = stream
         self.group = group
-        config = h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
+        # Headers as a handler gives them, even those HTTP/2 forbids (hostile answers).
+        config = h2.config.H2Configuration(
+            client_side=False,
+            header_encoding="utf-8",
+            validate_outbound_headers=False,
+            normalize_outbound_headers=False,
+        )
         self.h2 = h2.connection.H2Connection(config)
         self.lock = anyio.Lock()
         self.window = anyio.Event()
@@ -167,6 +176,9 @@ class _ServerConnection:
         if isinstance(event, h2.events.RequestReceived):
             headers = {str(k): str(v) for k, v in event.headers}
             call = Call(self, event.stream_id, headers[":path"], headers)
+            call.never_indexed = {
+                str(h[0]) for h in event.headers if isinstance(h, NeverIndexedHeaderTuple)
+            }
             self.pending[event.stream_id] = call
             self.server.calls.append(call)
         elif isinstance(event, h2.events.DataReceived):

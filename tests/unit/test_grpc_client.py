@@ -260,7 +260,7 @@ async def test_a_silent_agent_ends_at_the_calls_deadline_and_hears_of_it() -> No
         assert anyio.current_time() == pytest.approx(5)
         assert await agent.calls[0].until_reset() == 8  # RST_STREAM(CANCEL)
     assert info.value.timeout == "deadline"
-    assert agent.calls[0].headers["grpc-timeout"] == "5000000u"
+    assert agent.calls[0].headers["grpc-timeout"] == "5S"
 
 
 async def test_a_stream_left_by_the_caller_is_reset() -> None:

@@ -86,18 +86,25 @@ async def test_a_unary_call_carries_its_message_and_its_metadata() -> None:
 async def test_the_callers_deadline_goes_as_grpc_timeout() -> None:
     server = GrpcServer(echo)
     async with server.serve() as url, transport() as grpc:
-        req = request(url)
-        with anyio.fail_after(20):
-            await grpc.unary(req, own(url), req.context)
-    sent = server.calls[0].headers["grpc-timeout"]
-    assert sent.endswith("u") and 19_000_000 < int(sent[:-1]) <= 20_000_000
+        for _ in range(2):
+            req = request(url)
+            with anyio.fail_after(20):
+                await grpc.unary(req, own(url), req.context)
+    # The calls of one timeout send one value (HPACK then sends it as an index).
+    assert [call.headers["grpc-timeout"] for call in server.calls] == ["20S", "20S"]
 
 
 def test_grpc_timeout_values() -> None:
+    """Rounded up, in the coarsest unit at most 1 % over, else the finest that fits."""
     assert grpc_timeout(0.0) == "1u"
-    assert grpc_timeout(1.5) == "1500000u"
-    assert grpc_timeout(1000.0) == "1000000m"
-    assert grpc_timeout(10**9) == "16666667M"
+    assert grpc_timeout(0.0003) == "300u"
+    assert grpc_timeout(0.29998) == "300m"
+    assert grpc_timeout(1.5) == "1500m"
+    assert grpc_timeout(29.99986) == "30S"
+    assert grpc_timeout(299.9) == "5M"
+    assert grpc_timeout(1000.0) == "1000S"
+    assert grpc_timeout(10**9) == "277778H"
+    assert grpc_timeout(10**12) == "99999999H"
 
 
 async def test_credentials_go_only_to_their_origin() -> None:
@@ -109,9 +116,14 @@ async def test_credentials_go_only_to_their_origin() -> None:
         )
         await grpc.unary(req, elsewhere, req.context)
         await grpc.unary(req, own(url, auth="Bearer s3cret"), req.context)
-    first, second = (call.headers for call in server.calls)
-    assert "authorization" not in first and "x-key" not in first
-    assert second["authorization"] == "Bearer s3cret"
+        cookie = own(url, headers={"Cookie": " s=1 ", "X-Key": "k "})
+        await grpc.unary(req, cookie, req.context)
+    first, second, third = server.calls
+    assert "authorization" not in first.headers and "x-key" not in first.headers
+    assert second.headers["authorization"] == "Bearer s3cret"
+    # Credentials are kept out of HPACK's table (as h2 keeps them), values trimmed.
+    assert (second.never_indexed, third.never_indexed) == ({"authorization"}, {"cookie"})
+    assert (third.headers["cookie"], third.headers["x-key"]) == ("s=1", "k")
 
 
 async def test_calls_share_one_connection_per_origin() -> None:
@@ -297,6 +309,28 @@ async def test_an_idle_stream_ends_at_the_idle_limit() -> None:
         await conn.aclose()
         assert await server.calls[0].until_reset() == 8
     assert info.value.timeout == "stream-idle"
+
+
+@on_mock_clock()
+async def test_the_idle_limit_starts_over_with_each_piece_of_a_message() -> None:
+    async def slow(call: Call) -> None:
+        await call.head()
+        whole = framed(b"x" * 30)
+        for n in range(3):  # one message in three pieces, 2 s apart: 4 s in all
+            if n:
+                await anyio.sleep(2)
+            await call.raw(whole[n * 12 : (n + 1) * 12])
+        await call.end()
+
+    server = GrpcServer(slow)
+    async with server.serve() as url, transport() as grpc:
+        conn = grpc.stream(request(url, STREAM), own(url), idle_timeout=3, open_timeout=5)
+        await conn.open()
+        started = anyio.current_time()
+        assert await conn.next_event() == b"x" * 30
+        assert anyio.current_time() - started == pytest.approx(4)
+        assert await conn.next_event() is None
+        await conn.aclose()
 
 
 async def test_a_refused_connection_is_a_connection_error_never_sent() -> None:

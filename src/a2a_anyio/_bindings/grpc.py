@@ -5,8 +5,8 @@ with ``google.rpc.Status`` details. Used only by clients whose agents speak it (
 when a codec first encodes or decodes, not when a card merely lists a gRPC interface.
 
 The payloads stay the dialects': a request is the ProtoJSON the dialect writes (the same
-the HTTP+JSON binding carries) parsed into the RPC's message, an answer its message written
-as ProtoJSON for the dialect to decode (``google.protobuf.json_format``). What v0.3's
+the HTTP+JSON binding carries) read into the RPC's message, an answer its message written
+as ProtoJSON for the dialect to decode (both ways ``grpc_json``). What v0.3's
 messages carry as resource names (``tasks/{id}``) is the binding's table, as a REST path is.
 """
 
@@ -216,8 +216,10 @@ def _message(cls: type[Message], value: Any) -> Message:
     """``value`` (ProtoJSON) as a message of ``cls``; A2AProtocolError when it cannot be one."""
     from google.protobuf import json_format
 
+    from a2a_anyio._bindings.grpc_json import from_json
+
     try:
-        return json_format.ParseDict(value or {}, cls())
+        return from_json(cls, value or {})
     except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
         raise A2AProtocolError(
             f"the value cannot be a {cls.DESCRIPTOR.name}: {clipped(str(exc), 300)}"
@@ -230,26 +232,9 @@ def _bytes(message: Message) -> bytes:
 
 
 def _json(message: Message) -> JSONDict:
-    from google.protobuf import json_format
+    from a2a_anyio._bindings.grpc_json import to_json
 
-    value: JSONDict = _whole(json_format.MessageToDict(message))
-    return value
-
-
-def _whole(value: Any) -> Any:
-    """``value`` with each whole number an int, as a JSON body gives it: protobuf's
-    ``Value`` (a data part's data, metadata) holds every number as a double, and the A2A
-    messages have no field of their own that is one."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, float | dict | list):
-                value[key] = _whole(item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, float | dict | list):
-                value[index] = _whole(item)
-    elif isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
-        return int(value)
+    value: JSONDict = to_json(message)
     return value
 
 
