@@ -46,7 +46,7 @@ from hpack import NeverIndexedHeaderTuple
 from hpack.exceptions import HPACKError
 
 from a2a_anyio._auth import Credentials, MutualTLS, Origin, merged, origin_of
-from a2a_anyio._bindings.base import StreamStatus, WireRequest
+from a2a_anyio._bindings.base import GrpcStatus, StreamStatus, WireRequest
 from a2a_anyio._decoding import BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -73,7 +73,7 @@ RESET_GRACE = 1.0
 _READ = 65536
 _PREFIX = struct.Struct(">BI")
 #: gRPC statuses read here.
-OK, UNAUTHENTICATED = 0, 16
+OK, UNAUTHENTICATED = GrpcStatus(0), GrpcStatus(16)
 #: Headers HTTP/2 forbids, and those the transport sets: never taken from credentials.
 _DROPPED = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
@@ -90,7 +90,7 @@ class GrpcReply(NamedTuple):
     """A whole gRPC answer: ``status`` is its gRPC status, ``headers`` its headers and
     trailers (``-bin`` values as sent, base64), ``content`` its one message."""
 
-    status: int
+    status: GrpcStatus
     headers: Mapping[str, str]
     content: bytes
 
@@ -807,11 +807,11 @@ class GrpcCall:
             raise A2AHTTPError(status_code=status, body=body, **self._context)
         raise self.error(body)
 
-    def _status(self, trailers: Mapping[str, str]) -> int:
+    def _status(self, trailers: Mapping[str, str]) -> GrpcStatus:
         raw = trailers.get("grpc-status", "")
         if not (raw.isascii() and raw.isdigit()) or len(raw) > 3:
             raise self.error(f"grpc-status {clipped(raw, 20)!r} is no status code")
-        return int(raw)
+        return GrpcStatus(raw)
 
     def _lost(self, exc: _Lost) -> A2AConnectionError:
         return A2AConnectionError(

@@ -18,6 +18,7 @@ import anyio
 import httpx
 
 from a2a_anyio._auth import Auth, Credentials, MutualTLS, Origin, merged, origin_of
+from a2a_anyio._bindings.base import HttpStatus
 from a2a_anyio._decoding import ACCEPT_ENCODING, BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -51,7 +52,7 @@ _USER_AGENT = "a2a-anyio"
 class RawResponse(NamedTuple):
     """A response read whole: status, headers and body bytes."""
 
-    status: int
+    status: HttpStatus
     headers: Mapping[str, str]
     content: bytes
     url: str
@@ -525,7 +526,7 @@ class HttpTransport:
                 await response.aclose()
         except HTTPX_ERRORS as exc:
             raise mapped(exc, url, where) from exc
-        return RawResponse(response.status_code, response.headers, body, url)
+        return RawResponse(HttpStatus(response.status_code), response.headers, body, url)
 
     async def exchange(
         self,

@@ -19,6 +19,7 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from a2a_anyio._auth import Credentials
+from a2a_anyio._bindings.base import HttpStatus
 from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError, ErrorContext
 from a2a_anyio._http import (
     HTTPX_ERRORS,
@@ -224,7 +225,7 @@ class SSEConnection:
             finally:
                 await self.aclose()
             self.error_response = RawResponse(
-                response.status_code, response.headers, body, self.url
+                HttpStatus(response.status_code), response.headers, body, self.url
             )
             return self
         try:

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from a2a_anyio._auth import Credentials
 from a2a_anyio._bindings import Fallback, WireRequest
-from a2a_anyio._bindings.base import EventData
+from a2a_anyio._bindings.base import EventData, Status
 from a2a_anyio._errors import ErrorContext
 from a2a_anyio._http import HttpTransport
 from a2a_anyio._http_sse import open_sse
@@ -25,11 +25,11 @@ from a2a_anyio._observe import Observer
 
 
 class Reply(Protocol):
-    """A whole answer: ``status`` says how the call went (HTTP's status), ``headers`` are
-    its metadata, ``content`` its bytes."""
+    """A whole answer: ``status`` says how the call went (``HttpStatus``, ``GrpcStatus``:
+    the transport's own), ``headers`` are its metadata, ``content`` its bytes."""
 
     @property
-    def status(self) -> int: ...
+    def status(self) -> Status: ...
     @property
     def headers(self) -> Mapping[str, str]: ...
     @property
