@@ -293,7 +293,8 @@ class WireCodec(ABC):
 
     #: "jsonrpc", "rest" or "grpc".
     binding: ClassVar[str]
-    #: The transport that carries its requests: "http" (HTTP/1.1, JSON, SSE) or "grpc".
+    #: The transport that carries its requests, by its name in ``_transport.TRANSPORTS``:
+    #: "http" (HTTP/1.1, JSON, SSE) or "grpc".
     transport: ClassVar[str] = "http"
     #: How messages name the binding.
     binding_name: ClassVar[str]
