@@ -35,6 +35,7 @@ from a2a_anyio._errors import (
 )
 from a2a_anyio._observe import Observer, about, redacted
 from a2a_anyio._sent import ON_SENT, request_sent
+from a2a_anyio._transport_rules import renew
 
 if TYPE_CHECKING:
     from a2a_anyio._cookies import CookieJar
@@ -602,14 +603,7 @@ class HttpTransport:
                 ):
                     method, content = "GET", None
                 continue
-            if (
-                response.status_code == 401
-                and not renewed
-                and credentials is not None
-                and credentials.auth is not None
-                and credentials.allows(url)
-                and await credentials.auth.refresh()
-            ):
+            if response.status_code == 401 and not renewed and await renew(credentials, url):
                 renewed = True
                 await response.aclose()
                 continue
