@@ -258,8 +258,8 @@ class SSEConnection:
         events = self._events
         if events is None:
             return None
-        timeouts = self.timeouts
-        with timeouts.waiting() if self._scoped else _UNSCOPED:
+        scoped = self._scoped
+        with self.timeouts.waiting() if scoped else _UNSCOPED:
             try:
                 while True:
                     try:
@@ -274,8 +274,9 @@ class SSEConnection:
             except HTTPX_ERRORS as exc:
                 raise self._error(exc) from exc
             finally:
-                timeouts.done()
-        raise timeouts.idle_expired()  # only a scope of ours ends the block without a return
+                if scoped:
+                    self.timeouts.done()
+        raise self.timeouts.idle_expired()  # only a scope of ours ends the block without a return
 
     def _touch(self) -> None:
         """Bytes arrived (a keep-alive comment too): the idle limit counts from now."""
