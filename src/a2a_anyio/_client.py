@@ -111,12 +111,11 @@ from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import MessageStream, StreamLimits, StreamSource, StreamWire
-from a2a_anyio._transport import HttpWire, Transport
+from a2a_anyio._transport import Carriers, TransportOptions
 from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
     from a2a_anyio._conversation import Conversation
-    from a2a_anyio._grpc_transport import GrpcTransport
     from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
     from a2a_anyio._tool import AgentTool, AgentToolProgress
@@ -512,15 +511,11 @@ class A2AClient:
             warn_unverified(self.url or self.endpoint or "")
         self._types = PayloadTypes(types)
         self._interceptors = Interceptors(interceptors)
-        self._exchange = Exchange(
-            HttpWire(self._http), self._card_schemes, self._types, self._carrier
+        options = TransportOptions(
+            verify, auth if isinstance(auth, MutualTLS) else None, connect_timeout
         )
-        self._grpc: GrpcTransport | None = None
-        self._grpc_options: dict[str, Any] = {
-            "verify": verify,
-            "client_cert": auth if isinstance(auth, MutualTLS) else None,
-            "connect_timeout": connect_timeout,
-        }
+        self._carriers = Carriers(self._http, options)
+        self._exchange = Exchange(self._carriers, self._card_schemes, self._types)
         self._fetcher = AgentCardFetcher(
             self._http,
             self.url or self.endpoint or "",
@@ -557,22 +552,10 @@ class A2AClient:
         if self._closed:
             return
         self._closed = True
-        grpc, self._grpc = self._grpc, None
         try:
-            if grpc is not None:
-                await grpc.aclose()
+            await self._carriers.aclose()
         finally:
             await self._http.aclose()
-
-    def _carrier(self, transport: str) -> Transport:
-        """The transport of a binding HTTP/1.1 does not carry (gRPC's), made at its first
-        call with the client's TLS options and limits."""
-        assert transport == "grpc", transport
-        if self._grpc is None:
-            from a2a_anyio._grpc_transport import GrpcTransport
-
-            self._grpc = GrpcTransport(self._http, **self._grpc_options)
-        return self._grpc
 
     aclose = close
 

@@ -161,7 +161,7 @@ class A2AHTTPError(A2AClientError):
         speaks: str | None = None,
         **kwargs: Any,
     ) -> None:
-        self.status_code = status_code
+        self.status_code = int(status_code)  # a plain int, whatever the transport's type
         self.retry_after = retry_after
         self.speaks = speaks
         self.body = body[:_BODY_PREVIEW]
@@ -206,7 +206,7 @@ class A2ADiscoveryError(A2AClientError):
         **kwargs: Any,
     ) -> None:
         super().__init__(message, **kwargs)
-        self.status_code = status_code
+        self.status_code = None if status_code is None else int(status_code)
         self.retry_after = retry_after
         self.not_found = not_found
         self.retryable = status_code in _RETRYABLE_STATUSES if retryable is None else retryable

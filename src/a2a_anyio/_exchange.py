@@ -15,7 +15,7 @@ from a2a_anyio._errors import A2AAuthError, A2AClientError, A2AProtocolError, in
 from a2a_anyio._payloads import PayloadTypes
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import StreamWire
-from a2a_anyio._transport import Transport
+from a2a_anyio._transport import Carriers
 
 #: What a 401 to an ``Authorization`` value without a scheme adds to its error.
 _NO_SCHEME = (
@@ -25,29 +25,17 @@ _NO_SCHEME = (
 
 
 class Exchange:
-    """How one client sends: its transport, and the types its answers' data parts are
+    """How one client sends: its transports, and the types its answers' data parts are
     decoded into. ``schemes()`` says what the agent's card asks for, to complete an auth
     error. Each request goes with the ``credentials`` of its call (the client's, with the
     call's own headers, see ``Credentials.for_call``)."""
 
     def __init__(
-        self,
-        transport: Transport,
-        schemes: Callable[[], list[str]],
-        types: PayloadTypes,
-        carrier: Callable[[str], Transport] | None = None,
+        self, carriers: Carriers, schemes: Callable[[], list[str]], types: PayloadTypes
     ) -> None:
-        self.transport = transport
+        self.carriers = carriers
         self._schemes = schemes
         self.types = types
-        self._carrier = carrier
-
-    def carrier(self, codec: WireCodec) -> Transport:
-        """The transport of ``codec``'s requests: ``transport`` (HTTP/1.1), or the one
-        ``carrier`` gives for another (gRPC)."""
-        if codec.transport == "http" or self._carrier is None:
-            return self.transport
-        return self._carrier(codec.transport)
 
     async def unary(
         self,
@@ -64,7 +52,7 @@ class Exchange:
         again as a new error that also says what the card asks for.
         """
         call.goes_to(request.context)
-        transport = self.carrier(codec)
+        transport = self.carriers.of(codec)
 
         async def attempt() -> Any:
             resp = await transport.unary(request, credentials, call.context)
@@ -79,7 +67,7 @@ class Exchange:
                 operation=request.name,
                 idempotent=request.idempotent,
                 until=call.until,
-                observer=self.transport.observer,
+                observer=self.carriers.observer,
             )
 
         try:
@@ -120,7 +108,7 @@ class Exchange:
         open_timeout: float | None,
     ) -> StreamWire:
         """``request`` with ``credentials`` as a stream to be opened, within those limits."""
-        conn = self.carrier(codec).stream(
+        conn = self.carriers.of(codec).stream(
             request, credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
         )
         failed = functools.partial(self.raise_asking, credentials=credentials)
@@ -163,7 +151,7 @@ class Exchange:
                 operation=request.name,
                 idempotent=request.idempotent,
                 until=call.until,
-                observer=self.transport.observer,
+                observer=self.carriers.observer,
             )
         except A2AAuthError as exc:
             self.raise_asking(exc, credentials)

@@ -46,7 +46,7 @@ from hpack import NeverIndexedHeaderTuple
 from hpack.exceptions import HPACKError
 
 from a2a_anyio._auth import Credentials, MutualTLS, Origin, merged, origin_of
-from a2a_anyio._bindings.base import StreamStatus, WireRequest
+from a2a_anyio._bindings.base import GrpcStatus, StreamStatus, WireRequest
 from a2a_anyio._decoding import BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -61,6 +61,7 @@ from a2a_anyio._errors import (
 from a2a_anyio._http import HttpTransport, VerifyTypes, ssl_context
 from a2a_anyio._observe import about, redacted
 from a2a_anyio._sent import request_sent
+from a2a_anyio._transport_rules import StreamTimeouts, renew
 
 #: Each stream's receive window: what a call's unread messages may hold.
 WINDOW = 1 << 20
@@ -73,7 +74,7 @@ RESET_GRACE = 1.0
 _READ = 65536
 _PREFIX = struct.Struct(">BI")
 #: gRPC statuses read here.
-OK, UNAUTHENTICATED = 0, 16
+OK, UNAUTHENTICATED = GrpcStatus(0), GrpcStatus(16)
 #: Headers HTTP/2 forbids, and those the transport sets: never taken from credentials.
 _DROPPED = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te",
@@ -90,7 +91,7 @@ class GrpcReply(NamedTuple):
     """A whole gRPC answer: ``status`` is its gRPC status, ``headers`` its headers and
     trailers (``-bin`` values as sent, base64), ``content`` its one message."""
 
-    status: int
+    status: GrpcStatus
     headers: Mapping[str, str]
     content: bytes
 
@@ -702,8 +703,7 @@ class GrpcCall:
         self._credentials = credentials
         self._context = context
         self._limit = limit
-        self.idle_timeout = idle_timeout
-        self.open_timeout = open_timeout
+        self.timeouts = StreamTimeouts(request.url, context, idle=idle_timeout, open=open_timeout)
         self._conn: _Connection | None = None
         self._stream: _Stream | None = None
         self._encoding = ""
@@ -724,20 +724,15 @@ class GrpcCall:
         """Send the request and read the answer's head, within ``open_timeout``; the call
         is released on a failure."""
         deadline = anyio.current_effective_deadline()  # the caller's: sent as grpc-timeout
-        limit = self.open_timeout
+        timeouts = self.timeouts
         try:
-            if limit is None:
+            if timeouts.open is None:  # (a unary call's: no scope to make)
                 await self._open(deadline)
                 return self
-            with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+            with timeouts.opening():
                 await self._open(deadline)
                 return self
-            assert scope.cancelled_caught
-            raise A2ATimeoutError(
-                f"stream open timeout: no answer from {redacted(self.url)} within {limit}s",
-                timeout="stream-open",
-                **self._context,
-            )
+            raise timeouts.open_expired()
         except BaseException:
             await self.aclose()
             raise
@@ -782,9 +777,7 @@ class GrpcCall:
             if (
                 status == UNAUTHENTICATED
                 and not renewed
-                and (auth := self._credentials.auth) is not None
-                and self._credentials.allows(self.url)
-                and await auth.refresh()
+                and await renew(self._credentials, self.url)
             ):
                 renewed = True
                 continue
@@ -807,11 +800,11 @@ class GrpcCall:
             raise A2AHTTPError(status_code=status, body=body, **self._context)
         raise self.error(body)
 
-    def _status(self, trailers: Mapping[str, str]) -> int:
+    def _status(self, trailers: Mapping[str, str]) -> GrpcStatus:
         raw = trailers.get("grpc-status", "")
         if not (raw.isascii() and raw.isdigit()) or len(raw) > 3:
             raise self.error(f"grpc-status {clipped(raw, 20)!r} is no status code")
-        return int(raw)
+        return GrpcStatus(raw)
 
     def _lost(self, exc: _Lost) -> A2AConnectionError:
         return A2AConnectionError(
@@ -826,24 +819,17 @@ class GrpcCall:
         conn, stream = self._conn, self._stream
         if self._done or conn is None or stream is None:
             return None
-        idle = self.idle_timeout
-        if idle is None or conn.ready(stream):  # nothing to wait for: no idle limit to keep
+        timeouts = self.timeouts
+        if timeouts.idle is None or conn.ready(stream):  # nothing to wait for: no idle limit
             return await self._next(conn, stream)
-        with anyio.CancelScope(deadline=anyio.current_time() + idle) as scope:
-
-            def touch() -> None:
-                scope.deadline = anyio.current_time() + idle
-
-            stream.touch = touch
+        with timeouts.waiting():
+            stream.touch = timeouts.touch
             try:
                 return await self._next(conn, stream)
             finally:
                 stream.touch = None
-        raise A2ATimeoutError(
-            f"stream idle timeout: nothing from {redacted(self.url)} within {idle}s",
-            timeout="stream-idle",
-            **self._context,
-        )
+                timeouts.done()
+        raise timeouts.idle_expired()
 
     async def _next(self, conn: _Connection, stream: _Stream) -> bytes | StreamStatus | None:
         what = "a message" if self._request.streams else "an answer"

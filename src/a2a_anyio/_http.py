@@ -18,6 +18,7 @@ import anyio
 import httpx
 
 from a2a_anyio._auth import Auth, Credentials, MutualTLS, Origin, merged, origin_of
+from a2a_anyio._bindings.base import HttpStatus
 from a2a_anyio._decoding import ACCEPT_ENCODING, BodyDecoder, UndecodableBody
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -34,6 +35,7 @@ from a2a_anyio._errors import (
 )
 from a2a_anyio._observe import Observer, about, redacted
 from a2a_anyio._sent import ON_SENT, request_sent
+from a2a_anyio._transport_rules import renew
 
 if TYPE_CHECKING:
     from a2a_anyio._cookies import CookieJar
@@ -51,7 +53,7 @@ _USER_AGENT = "a2a-anyio"
 class RawResponse(NamedTuple):
     """A response read whole: status, headers and body bytes."""
 
-    status: int
+    status: HttpStatus
     headers: Mapping[str, str]
     content: bytes
     url: str
@@ -525,7 +527,7 @@ class HttpTransport:
                 await response.aclose()
         except HTTPX_ERRORS as exc:
             raise mapped(exc, url, where) from exc
-        return RawResponse(response.status_code, response.headers, body, url)
+        return RawResponse(HttpStatus(response.status_code), response.headers, body, url)
 
     async def exchange(
         self,
@@ -601,14 +603,7 @@ class HttpTransport:
                 ):
                     method, content = "GET", None
                 continue
-            if (
-                response.status_code == 401
-                and not renewed
-                and credentials is not None
-                and credentials.auth is not None
-                and credentials.allows(url)
-                and await credentials.auth.refresh()
-            ):
+            if response.status_code == 401 and not renewed and await renew(credentials, url):
                 renewed = True
                 await response.aclose()
                 continue

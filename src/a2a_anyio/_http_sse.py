@@ -9,7 +9,6 @@ of at most 64 KiB) is buffered.
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import nullcontext
 from types import TracebackType
@@ -19,7 +18,8 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from a2a_anyio._auth import Credentials
-from a2a_anyio._errors import A2AClientError, A2AProtocolError, A2ATimeoutError, ErrorContext
+from a2a_anyio._bindings.base import HttpStatus
+from a2a_anyio._errors import A2AClientError, A2AProtocolError, ErrorContext
 from a2a_anyio._http import (
     HTTPX_ERRORS,
     HttpTransport,
@@ -30,6 +30,7 @@ from a2a_anyio._http import (
     unlimited,
 )
 from a2a_anyio._observe import redacted
+from a2a_anyio._transport_rules import StreamTimeouts
 
 #: A request sent again in another form: method, URL, body.
 Resend = tuple[str, str, bytes | None]
@@ -138,13 +139,10 @@ class SSEConnection:
         self._events: AsyncIterator[ServerSentEvent] | None = None
         self._max_event_bytes = transport.max_event_bytes
         self.error_response: RawResponse | None = None
-        #: The longest wait allowed for the answer and then for each next bytes of the stream
-        #: (None: no limit).
-        self.idle_timeout = idle_timeout
-        #: The longest time allowed for the whole answer's head (and a plain answer's body):
-        #: bytes that trickle in push the idle limit back, not this one (None: no limit).
-        self.open_timeout = open_timeout
-        self._read_scope: anyio.CancelScope | None = None  # the idle limit of the wait now
+        #: The idle limit: the longest wait for the answer and then for each next bytes of
+        #: the stream; the open limit: the whole answer's head (and a plain answer's body),
+        #: which bytes that trickle in do not push back.
+        self.timeouts = StreamTimeouts(url, self._context, idle=idle_timeout, open=open_timeout)
         self._scoped = False  # the idle limit is kept by a scope of ours, not by httpx
 
     async def __aenter__(self) -> SSEConnection:
@@ -163,26 +161,20 @@ class SSEConnection:
         # httpx's network transport applies its read timeout to every socket read, so it
         # bounds the idle gap; other transports (an injected client's, mocks, in-process
         # ASGI) may not, and each wait is then guarded by a cancel scope instead.
-        idle = self.idle_timeout
+        timeouts = self.timeouts
+        idle = timeouts.idle
         by_transport = idle is not None and self._transport.bounds_reads
         self._scoped = idle is not None and not by_transport
         connect = self._transport.unary_timeout.connect
         timeout = unlimited(connect, idle if by_transport else None)
-        limit = self.open_timeout
-        with anyio.CancelScope(
-            deadline=math.inf if limit is None else anyio.current_time() + limit
-        ):
-            with self._idle_scope() if self._scoped else _UNSCOPED:
+        with timeouts.opening():
+            with timeouts.waiting() if self._scoped else _UNSCOPED:
                 try:
                     return await self._open(timeout)
                 finally:
-                    self._read_scope = None
-            raise self._idle_expired()
-        raise A2ATimeoutError(
-            f"stream open timeout: no whole answer from {redacted(self.url)} within {limit}s",
-            timeout="stream-open",
-            **self._context,
-        )
+                    timeouts.done()
+            raise timeouts.idle_expired()
+        raise timeouts.open_expired()
 
     async def _open(self, timeout: httpx.Timeout) -> SSEConnection:
         transport = self._transport
@@ -224,7 +216,7 @@ class SSEConnection:
             finally:
                 await self.aclose()
             self.error_response = RawResponse(
-                response.status_code, response.headers, body, self.url
+                HttpStatus(response.status_code), response.headers, body, self.url
             )
             return self
         try:
@@ -266,7 +258,8 @@ class SSEConnection:
         events = self._events
         if events is None:
             return None
-        with self._idle_scope() if self._scoped else _UNSCOPED:
+        scoped = self._scoped
+        with self.timeouts.waiting() if scoped else _UNSCOPED:
             try:
                 while True:
                     try:
@@ -281,29 +274,13 @@ class SSEConnection:
             except HTTPX_ERRORS as exc:
                 raise self._error(exc) from exc
             finally:
-                self._read_scope = None
-        raise self._idle_expired()  # only a scope of ours ends the block without a return
-
-    def _idle_scope(self) -> anyio.CancelScope:
-        """A scope that ends the wait at the idle limit; bytes arriving push it back."""
-        assert self.idle_timeout is not None
-        scope = self._read_scope = anyio.CancelScope(
-            deadline=anyio.current_time() + self.idle_timeout
-        )
-        return scope
+                if scoped:
+                    self.timeouts.done()
+        raise self.timeouts.idle_expired()  # only a scope of ours ends the block without a return
 
     def _touch(self) -> None:
         """Bytes arrived (a keep-alive comment too): the idle limit counts from now."""
-        scope = self._read_scope
-        if scope is not None and self.idle_timeout is not None:
-            scope.deadline = anyio.current_time() + self.idle_timeout
-
-    def _idle_expired(self) -> A2ATimeoutError:
-        return A2ATimeoutError(
-            f"stream idle timeout: nothing from {redacted(self.url)} within {self.idle_timeout}s",
-            timeout="stream-idle",
-            **self._context,
-        )
+        self.timeouts.touch()
 
     def _oversize(self) -> A2AProtocolError:
         return oversize(self.url, self._max_event_bytes, self._context)
@@ -314,10 +291,10 @@ class SSEConnection:
         """The error of ``exc``, raised by the request to ``url`` (this stream's by default)."""
         if (
             isinstance(exc, httpx.ReadTimeout)
-            and self.idle_timeout is not None
+            and self.timeouts.idle is not None
             and not self._scoped
         ):
-            return self._idle_expired()
+            return self.timeouts.idle_expired()
         return mapped(exc, url or self.url, context or self._context)
 
     async def aclose(self) -> None:

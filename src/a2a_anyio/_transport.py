@@ -1,35 +1,40 @@
 """The transport boundary: what the client's I/O line (``_exchange``, ``_stream``) asks of
 whatever carries its requests, below the bindings.
 
-A unary exchange gives a ``Reply``: a status, its metadata and the answer's bytes. A server
-stream gives ``Messages``: opened, either a plain ``Reply`` (an answer that is no stream) or
-one message at a time until the end. The transport's own failures (connection, timeouts,
-size limits) are typed ``A2AClientError``s; what a status or a message means is the codec's
-to read. ``HttpWire`` is HTTP/1.1 with JSON bodies and server-sent events (httpx,
-httpx-sse); docs/architecture.md says how HTTP/2 with protobuf messages and trailers
-(gRPC) implements the same protocol.
+A unary exchange gives a ``Reply``: a status (``HttpStatus`` or ``GrpcStatus``: the
+transport says which), its metadata and the answer's bytes. A server stream gives
+``Messages``: opened, either a plain ``Reply`` (an answer that is no stream) or one message
+at a time until the end. The transport's own failures (connection, timeouts, size limits)
+are typed ``A2AClientError``s; what a status or a message means is the codec's to read.
+
+Each codec names the transport that carries it (``WireCodec.transport``), a key of
+``TRANSPORTS``; a client's ``Carriers`` makes each at its first request. ``HttpWire`` is
+HTTP/1.1 with JSON bodies and server-sent events (httpx, httpx-sse); ``GrpcTransport``
+(``_grpc_transport``, the ``grpc`` extra) is gRPC over HTTP/2. What every transport keeps
+alike (a stream's open and idle limits, the credentials renewed once after a refusal) is
+written once, in ``_transport_rules``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, Protocol
 
-from a2a_anyio._auth import Credentials
-from a2a_anyio._bindings import Fallback, WireRequest
-from a2a_anyio._bindings.base import EventData
+from a2a_anyio._auth import Credentials, MutualTLS
+from a2a_anyio._bindings import Fallback, WireCodec, WireRequest
+from a2a_anyio._bindings.base import EventData, Status
 from a2a_anyio._errors import ErrorContext
-from a2a_anyio._http import HttpTransport
+from a2a_anyio._http import HttpTransport, VerifyTypes
 from a2a_anyio._http_sse import open_sse
 from a2a_anyio._observe import Observer
 
 
 class Reply(Protocol):
-    """A whole answer: ``status`` says how the call went (HTTP's status), ``headers`` are
-    its metadata, ``content`` its bytes."""
+    """A whole answer: ``status`` says how the call went (``HttpStatus``, ``GrpcStatus``:
+    the transport's own), ``headers`` are its metadata, ``content`` its bytes."""
 
     @property
-    def status(self) -> int: ...
+    def status(self) -> Status: ...
     @property
     def headers(self) -> Mapping[str, str]: ...
     @property
@@ -70,6 +75,10 @@ class Transport(Protocol):
         open_timeout: float | None,
     ) -> Messages:
         """``request`` as a stream to be opened, within those limits."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what it holds of its own (connections)."""
         ...
 
 
@@ -117,3 +126,66 @@ class HttpWire:
             idle_timeout=idle_timeout,
             open_timeout=open_timeout,
         )
+
+    async def aclose(self) -> None:
+        return None  # its HTTP transport is the client's, closed with it
+
+
+class TransportOptions(NamedTuple):
+    """What a client gives the transports it makes, beside its HTTP transport: the TLS
+    options of connections a transport makes itself, and its connect limit."""
+
+    verify: VerifyTypes = True
+    client_cert: MutualTLS | None = None
+    connect_timeout: float | None = None
+
+
+def _http_wire(http: HttpTransport, options: TransportOptions) -> Transport:
+    return HttpWire(http)
+
+
+def _grpc(http: HttpTransport, options: TransportOptions) -> Transport:
+    from a2a_anyio._grpc_transport import GrpcTransport  # the grpc extra: h2, protobuf
+
+    return GrpcTransport(
+        http,
+        verify=options.verify,
+        client_cert=options.client_cert,
+        connect_timeout=options.connect_timeout,
+    )
+
+
+#: The transports a codec may name (``WireCodec.transport``), each with how a client makes
+#: it: a new transport is a line here.
+TRANSPORTS: dict[str, Callable[[HttpTransport, TransportOptions], Transport]] = {
+    "http": _http_wire,
+    "grpc": _grpc,
+}
+
+
+class Carriers:
+    """The transports of one client, each made at its first request (a client of HTTP
+    agents never loads gRPC's) and closed together; ``observer`` hears about every
+    request."""
+
+    def __init__(self, http: HttpTransport, options: TransportOptions) -> None:
+        self.http = http
+        self.observer = http.observer
+        self._options = options
+        self._made: dict[str, Transport] = {}
+
+    def of(self, codec: WireCodec) -> Transport:
+        """The transport that carries ``codec``'s requests."""
+        made = self._made.get(codec.transport)
+        if made is None:
+            made = self._made[codec.transport] = TRANSPORTS[codec.transport](
+                self.http, self._options
+            )
+        return made
+
+    async def aclose(self) -> None:
+        """Close every transport made (the HTTP transport itself is its owner's)."""
+        made = list(self._made.values())
+        self._made.clear()
+        for transport in made:
+            await transport.aclose()

@@ -34,6 +34,7 @@ from a2a_anyio import (
     VersionNotSupportedError,
 )
 from a2a_anyio._bindings import JsonRpcCodec, WireCodec, WireRequest, codec_for
+from a2a_anyio._bindings.base import HttpStatus
 from a2a_anyio._bindings.jsonrpc import PLAIN_GETS, read_request
 from a2a_anyio._bindings.rest import RestCodec
 from a2a_anyio._dialects import (
@@ -180,7 +181,7 @@ def test_the_server_reads_what_the_client_wrote(binding: str, version: str, op: 
 def _decoded(codec: WireCodec, op: Op, value: Any) -> Any:
     req = codec.encode(op, ARGS[op])
     body = json.dumps(codec.encode_result(op, value, req.request_id)).encode()
-    return codec.decode(req, 200, {"content-type": codec.content_type}, body)
+    return codec.decode(req, HttpStatus(200), {"content-type": codec.content_type}, body)
 
 
 @pytest.mark.parametrize(("binding", "version", "op"), _cases(RESULTS))
@@ -232,7 +233,7 @@ def test_errors_both_ways(binding: str, version: str, code: int, cls: type[A2ARP
     req = codec.encode(Op.GET, TaskRef("t-1"))
     status, body = codec.encode_error(code, "no", {"taskId": "t-1"}, req.request_id)
     with pytest.raises(cls) as caught:
-        codec.decode(req, status, {}, json.dumps(body).encode())
+        codec.decode(req, HttpStatus(status), {}, json.dumps(body).encode())
     if binding == "jsonrpc":
         assert (status, body["id"], body["error"]["code"]) == (200, req.request_id, code)
     if version == "1.0":
@@ -247,7 +248,7 @@ def test_v1_errors_carry_an_error_info() -> None:
     assert body["error"]["details"][0]["reason"] == "VERSION_NOT_SUPPORTED"
     req = rest.encode(Op.GET, TaskRef("t-1"))
     with pytest.raises(VersionNotSupportedError):
-        rest.decode(req, status, {}, json.dumps(body).encode())
+        rest.decode(req, HttpStatus(status), {}, json.dumps(body).encode())
     _, plain = _codec("jsonrpc", "0.3").encode_error(-32001, "gone", request_id=7)
     assert plain == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32001, "message": "gone"}}
     assert _codec("rest", "0.3").encode_error(-32602, "bad") == (422, {"message": "bad"})

@@ -49,6 +49,7 @@ from a2a_anyio import (
     VersionNotSupportedError,
 )
 from a2a_anyio._bindings import codec_for
+from a2a_anyio._bindings.base import HttpStatus
 from a2a_anyio._card import MAX_CARD_BYTES
 from a2a_anyio._dialects import Cancel, Op, OpArgs, Send, TaskRef
 from a2a_anyio._errors import ErrorContext, instead, located
@@ -381,7 +382,9 @@ def test_the_same_failure_is_the_same_error_on_both_bindings(case: Same) -> None
         codec = codec_for(binding, case.version, url)
         req = codec.encode(case.op, case.args)
         with pytest.raises(A2AClientError) as info:
-            codec.decode(req, answer.status, dict(answer.headers), answer.encoded(req.request_id))
+            codec.decode(
+                req, HttpStatus(answer.status), dict(answer.headers), answer.encoded(req.request_id)
+            )
         err = info.value
         assert type(err) is case.expected
         # Built where the answer was read, with the call's context: nothing rebuilt it.
@@ -417,7 +420,7 @@ def test_a_payload_that_does_not_fit_names_the_call() -> None:
     req = codec.encode(Op.GET, GET)
     body = json.dumps(rpc_result(req.request_id, {"id": "t-1"})).encode()  # no status
     with pytest.raises(A2AProtocolError) as info:
-        codec.decode(req, 200, {}, body)
+        codec.decode(req, HttpStatus(200), {}, body)
     err = info.value
     assert (err.agent, err.method, err.operation, err.request_id) == (
         RPC_URL,

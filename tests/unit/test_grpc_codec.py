@@ -33,7 +33,7 @@ from a2a_anyio import (
     VersionNotSupportedError,
 )
 from a2a_anyio._bindings import codec_for
-from a2a_anyio._bindings.base import StreamStatus
+from a2a_anyio._bindings.base import GrpcStatus, StreamStatus
 from a2a_anyio._bindings.grpc import GrpcCodec
 from a2a_anyio._bindings.grpc_pb import a2a_v0_3_pb2, a2a_v1_pb2
 from a2a_anyio._dialects import Cancel, Op, Send, TaskRef
@@ -150,7 +150,7 @@ def test_the_client_reads_what_the_server_wrote(version: str, op: Op) -> None:
     for value in CARDS[version] if op is Op.EXTENDED_CARD else RESULTS[op]:
         req = codec.encode(op, ARGS[op])
         body = codec.encode_result(op, value)
-        got = codec.decode(req, 0, {}, body)
+        got = codec.decode(req, GrpcStatus(0), {}, body)
         if op is Op.EXTENDED_CARD:
             assert got.name == value["name"]
             continue
@@ -173,7 +173,7 @@ def test_stream_events_both_ways(version: str) -> None:
         assert decoder.ends(got) == (event is EVENTS[3] or isinstance(event, Message))
     with pytest.raises(TaskNotFoundError) as info:
         status, trailers = codec.encode_error(-32001, "gone")
-        decoder.decode(StreamStatus(status, trailers))
+        decoder.decode(StreamStatus(GrpcStatus(status), trailers))
     assert info.value.method == "SendStreamingMessage"
 
 
@@ -194,7 +194,7 @@ def test_errors_both_ways(version: str, code: int, cls: type[A2ARPCError], statu
     sent, trailers = codec.encode_error(code, "no such thing", {"taskId": "t-1"})
     assert sent == status
     with pytest.raises(cls) as caught:
-        codec.decode(req, sent, trailers, b"")
+        codec.decode(req, GrpcStatus(sent), trailers, b"")
     error = caught.value
     assert error.message == "no such thing"
     assert (error.method, error.operation, error.agent) == ("GetTask", "get", URL)
@@ -216,7 +216,7 @@ def _error(status: int, **trailers: str) -> A2AClientError:
     codec = _codec("1.0")
     req = codec.encode(Op.GET, TaskRef("t-1"))
     with pytest.raises(A2AClientError) as info:
-        codec.decode(req, status, trailers, b"")
+        codec.decode(req, GrpcStatus(status), trailers, b"")
     return info.value
 
 
@@ -280,11 +280,11 @@ def test_an_answer_that_is_no_message_of_its_rpc() -> None:
     codec = _codec("1.0")
     req = codec.encode(Op.GET, TaskRef("t-1"))
     with pytest.raises(A2AProtocolError) as info:
-        codec.decode(req, 0, {}, b"\xff\xff\xff")
+        codec.decode(req, GrpcStatus(0), {}, b"\xff\xff\xff")
     assert "the answer is no Task message" in info.value.message
     assert info.value.method == "GetTask"
     with pytest.raises(A2AProtocolError):  # a message, but no task in it
-        codec.decode(codec.encode(Op.SEND, ARGS[Op.SEND]), 0, {}, b"")
+        codec.decode(codec.encode(Op.SEND, ARGS[Op.SEND]), GrpcStatus(0), {}, b"")
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -301,7 +301,7 @@ def test_what_a_server_sends_is_a_result_or_a_typed_error(
             trailers = {"grpc-status-details-bin": base64.b64encode(details).decode()}
             for code, headers in ((0, {}), (status, trailers)):
                 with contextlib.suppress(A2AClientError):
-                    codec.decode(req, code, headers, data)
+                    codec.decode(req, GrpcStatus(code), headers, data)
         decoder = codec.event_decoder(codec.encode(Op.STREAM, ARGS[Op.STREAM]))
         with contextlib.suppress(A2AClientError):
             decoder.decode(data)

@@ -18,8 +18,8 @@ import pytest
 from anyio.streams.tls import TLSListener
 
 from a2a_anyio import A2AConnectionError, A2ATimeoutError
-from a2a_anyio._auth import Credentials, MutualTLS, credentials
-from a2a_anyio._bindings.base import StreamStatus, WireRequest
+from a2a_anyio._auth import CallableAuth, Credentials, MutualTLS, credentials
+from a2a_anyio._bindings.base import GrpcStatus, StreamStatus, WireRequest
 from a2a_anyio._dialects.ops import Op
 from a2a_anyio._grpc_transport import GrpcTransport, grpc_timeout
 from a2a_anyio._http import HttpTransport
@@ -179,6 +179,7 @@ async def test_a_status_that_is_no_success_is_the_replys() -> None:
         req = request(url)
         reply = await grpc.unary(req, own(url), req.context)
     assert (reply.status, reply.content) == (5, b"")
+    assert type(reply.status) is GrpcStatus  # not an HTTP status: the codec knows which
     assert reply.headers["grpc-message"] == "no%20such%20task"
 
 
@@ -242,6 +243,7 @@ async def test_a_stream_ended_with_an_error_status_gives_it_last() -> None:
     assert first == b"m0"
     assert isinstance(last, StreamStatus)
     assert (last.status, last.headers["grpc-message"]) == (9, "too%20late")
+    assert type(last.status) is GrpcStatus
 
 
 async def test_a_trailers_only_answer_to_a_stream_is_its_error_response() -> None:
@@ -331,6 +333,72 @@ async def test_the_idle_limit_starts_over_with_each_piece_of_a_message() -> None
         assert anyio.current_time() - started == pytest.approx(4)
         assert await conn.next_event() is None
         await conn.aclose()
+
+
+@on_mock_clock()
+async def test_a_stream_without_its_head_ends_at_the_open_limit_as_over_http() -> None:
+    async def silent(call: Call) -> None:
+        await call.until_reset(within=60)
+
+    server = GrpcServer(silent)
+    async with server.serve() as url, transport() as grpc:
+        conn = grpc.stream(request(url, STREAM), own(url), idle_timeout=None, open_timeout=2)
+        started = anyio.current_time()
+        with pytest.raises(A2ATimeoutError) as info:
+            await conn.open()
+        assert anyio.current_time() - started == pytest.approx(2)
+    assert info.value.timeout == "stream-open"
+    assert (
+        info.value.message == f"stream open timeout: no whole answer from {url}{STREAM} within 2s"
+    )
+
+
+def counted_tokens() -> tuple[CallableAuth, list[str]]:
+    """A scheme that gives a new token at each request, and renews after a refusal."""
+    given: list[str] = []
+
+    def token() -> str:
+        given.append(f"Bearer t{len(given) + 1}")
+        return given[-1]
+
+    return CallableAuth(token), given
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["unary", "stream"])
+async def test_an_unauthenticated_call_is_sent_once_more_with_renewed_credentials(
+    stream: bool,
+) -> None:
+    async def second_token_only(call: Call) -> None:
+        if call.headers.get("authorization") != "Bearer t2":
+            await call.trailers_only(16, "who%20are%20you")
+            return
+        await echo(call)
+
+    auth, given = counted_tokens()
+    server = GrpcServer(second_token_only)
+    async with server.serve() as url, transport() as grpc:
+        req = request(url, STREAM if stream else SEND)
+        if stream:
+            conn = grpc.stream(req, own(url, auth=auth), idle_timeout=5, open_timeout=5)
+            await conn.open()
+            assert (conn.error_response, await conn.next_event()) == (None, b"olleh")
+            await conn.aclose()
+        else:
+            reply = await grpc.unary(req, own(url, auth=auth), req.context)
+            assert (reply.status, reply.content) == (0, b"olleh")
+    assert given == ["Bearer t1", "Bearer t2"]
+
+
+async def test_credentials_refused_again_are_renewed_once_only() -> None:
+    async def never(call: Call) -> None:
+        await call.trailers_only(16)
+
+    auth, given = counted_tokens()
+    server = GrpcServer(never)
+    async with server.serve() as url, transport() as grpc:
+        req = request(url)
+        reply = await grpc.unary(req, own(url, auth=auth), req.context)
+    assert (reply.status, len(given), len(server.calls)) == (16, 2, 2)
 
 
 async def test_a_refused_connection_is_a_connection_error_never_sent() -> None:

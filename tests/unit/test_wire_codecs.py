@@ -40,6 +40,7 @@ from a2a_anyio import (
     VersionNotSupportedError,
 )
 from a2a_anyio._bindings import CODECS, Fallback, WireCodec, WireRequest, codec_for
+from a2a_anyio._bindings.base import GrpcStatus, HttpStatus
 from a2a_anyio._bindings.jsonrpc import CallEvents, JsonRpcCodec
 from a2a_anyio._bindings.rest import RestCodec
 from a2a_anyio._dialects import (
@@ -415,9 +416,9 @@ def test_v02_extended_card_is_a_plain_get_beside_the_endpoint() -> None:
     assert (req.request_id, req.idempotent) == (None, True)
     assert dict(req.headers) == {"A2A-Extensions": "urn:ext:a,urn:ext:b", "X-A2A-Extensions": "urn:ext:a,urn:ext:b"}  # fmt: skip
     card = {"name": "x", "description": "d", "version": "1", "url": RPC, "skills": []}
-    assert isinstance(codec.decode(req, 200, {}, _answer(card)), AgentCard)
+    assert isinstance(codec.decode(req, HttpStatus(200), {}, _answer(card)), AgentCard)
     with pytest.raises(A2AAuthError) as info:
-        codec.decode(req, 401, {}, b"who are you")
+        codec.decode(req, HttpStatus(401), {}, b"who are you")
     assert info.value.method == "GET /agent/authenticatedExtendedCard"
     with pytest.raises(ValueError, match="no JSON-RPC request"):
         codec.event_decoder(req)
@@ -474,10 +475,10 @@ def test_rest_subscribe_is_sent_again_as_get_after_a_405(version: str) -> None:
     assert alt.name.startswith("GET /") and alt.name.endswith("/tasks/t-1:subscribe")
     assert alt.alternative is None and alt.headers["Accept"] == "text/event-stream"
     with pytest.raises(A2AHTTPError) as info:
-        codec.decode(req, 405, {}, b"Method Not Allowed")
+        codec.decode(req, HttpStatus(405), {}, b"Method Not Allowed")
     assert req.alternative_for(info.value) is alt
     with pytest.raises(A2AHTTPError) as info:
-        codec.decode(req, 404, {}, b"Not Found")
+        codec.decode(req, HttpStatus(404), {}, b"Not Found")
     assert req.alternative_for(info.value) is None
     assert alt.alternative_for(A2AHTTPError(status_code=405)) is None  # once
 
@@ -518,7 +519,7 @@ def test_v1_results_per_operation(binding: str) -> None:
     def decode(op: Op, value: Any) -> Any:
         req = codec.encode(op, ARGS[op])
         body = _rpc(req, value) if binding == "jsonrpc" else _answer(value)
-        return codec.decode(req, 200, {}, body)
+        return codec.decode(req, HttpStatus(200), {}, body)
 
     sent = decode(Op.SEND, {"task": V1_TASK})
     assert isinstance(sent, Task) and sent.state is TaskState.WORKING
@@ -539,36 +540,38 @@ def test_v1_results_per_operation(binding: str) -> None:
         assert decode(Op.CALL, {"any": ["json"]}) == {"any": ["json"]}
         req = codec.encode(Op.PUSH_DELETE, ARGS[Op.PUSH_DELETE])
         no_result = _answer({"jsonrpc": "2.0", "id": req.request_id})  # a null result left out
-        assert codec.decode(req, 200, {}, no_result) is None
+        assert codec.decode(req, HttpStatus(200), {}, no_result) is None
     else:
         req = codec.encode(Op.PUSH_DELETE, ARGS[Op.PUSH_DELETE])
-        assert codec.decode(req, 204, {}, b"") is None
+        assert codec.decode(req, HttpStatus(204), {}, b"") is None
 
 
 def test_v03_results_over_both_bindings() -> None:
     rpc = codec_for("jsonrpc", "0.3", RPC)
     req = rpc.encode(Op.SEND, ARGS[Op.SEND])
-    assert rpc.decode(req, 200, {}, _rpc(req, V03_TASK)) == rpc.dialect.decode(Op.GET, V03_TASK)
+    assert rpc.decode(req, HttpStatus(200), {}, _rpc(req, V03_TASK)) == rpc.dialect.decode(
+        Op.GET, V03_TASK
+    )
     req = rpc.encode(Op.PUSH_LIST, ARGS[Op.PUSH_LIST])
-    configs = rpc.decode(req, 200, {}, _rpc(req, [{"taskId": "t-1", "pushNotificationConfig": V03_HOOK}]))  # fmt: skip
+    configs = rpc.decode(req, HttpStatus(200), {}, _rpc(req, [{"taskId": "t-1", "pushNotificationConfig": V03_HOOK}]))  # fmt: skip
     assert configs == [HOOK]
     rest = codec_for("rest", "0.3", REST)
     req = rest.encode(Op.GET, ARGS[Op.GET])
-    task = rest.decode(req, 200, {}, _answer({"id": "t-1", "status": {"state": "TASK_STATE_CANCELLED"}}))  # fmt: skip
+    task = rest.decode(req, HttpStatus(200), {}, _answer({"id": "t-1", "status": {"state": "TASK_STATE_CANCELLED"}}))  # fmt: skip
     assert task.state is TaskState.CANCELED
     req = rest.encode(Op.PUSH_GET, ARGS[Op.PUSH_GET])
     named = {"name": "tasks/t-1/pushNotificationConfigs/h-1", "pushNotificationConfig": {**V03_HOOK, "id": None}}  # fmt: skip
-    assert rest.decode(req, 200, {}, _answer(named)) == HOOK
+    assert rest.decode(req, HttpStatus(200), {}, _answer(named)) == HOOK
 
 
 def test_legacy_results() -> None:
     codec = codec_for("jsonrpc", "legacy", RPC)
     req = codec.encode(Op.SEND, LEGACY_SEND)
     legacy = {"id": "t-1", "sessionId": "c-1", "status": {"state": "completed"}}
-    task = codec.decode(req, 200, {}, _rpc(req, legacy))
+    task = codec.decode(req, HttpStatus(200), {}, _rpc(req, legacy))
     assert (task.id, task.context_id, task.state) == ("t-1", "c-1", TaskState.COMPLETED)
     req = codec.encode(Op.PUSH_GET, ARGS[Op.PUSH_GET])
-    config = codec.decode(req, 200, {}, _rpc(req, {"id": "t-1", "pushNotificationConfig": V03_HOOK}))  # fmt: skip
+    config = codec.decode(req, HttpStatus(200), {}, _rpc(req, {"id": "t-1", "pushNotificationConfig": V03_HOOK}))  # fmt: skip
     assert config == HOOK
 
 
@@ -590,7 +593,7 @@ def test_a_legacy_send_carries_no_blocking_flag() -> None:
 
 def _raises(codec: WireCodec, req: WireRequest[Any], status: int, body: bytes, **headers: str) -> A2AClientError:  # fmt: skip
     with pytest.raises(A2AClientError) as info:
-        codec.decode(req, status, headers, body)
+        codec.decode(req, HttpStatus(status), headers, body)
     return info.value
 
 
@@ -1032,10 +1035,10 @@ def test_recorded_answers_decode(directory: str, name: str) -> None:
     raw = body.encode() if isinstance(body, str) else _answer(body)
     headers = {"content-type": resp["content_type"]}
     if expected_error is None:
-        _check_result(name, req, codec.decode(req, resp["status"], headers, raw))
+        _check_result(name, req, codec.decode(req, HttpStatus(resp["status"]), headers, raw))
         return
     with pytest.raises(expected_error) as info:
-        codec.decode(req, resp["status"], headers, raw)
+        codec.decode(req, HttpStatus(resp["status"]), headers, raw)
     err = info.value
     assert (err.method, err.request_id) == (req.name, req.request_id)
     if isinstance(err, TaskNotFoundError):
@@ -1060,8 +1063,8 @@ def test_every_codec_in_the_table_encodes_and_decodes_a_get() -> None:
         req = codec.encode(Op.GET, TaskRef("t-1"))
         if binding == "grpc":  # a Task message, and the gRPC status OK
             done = Task("t-1", "c-1", TaskStatus(TaskState.COMPLETED))
-            assert codec.decode(req, 0, {}, codec.encode_result(Op.GET, done)) == done
+            assert codec.decode(req, GrpcStatus(0), {}, codec.encode_result(Op.GET, done)) == done
             continue
         task = {"id": "t-1", "status": {"state": "completed"}}
         body = _rpc(req, task) if binding == "jsonrpc" else _answer(task)
-        assert codec.decode(req, 200, {}, body).state is TaskState.COMPLETED
+        assert codec.decode(req, HttpStatus(200), {}, body).state is TaskState.COMPLETED

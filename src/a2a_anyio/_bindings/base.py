@@ -81,11 +81,14 @@ class Fallback(enum.Enum):
 
 @dataclass(slots=True)  # not frozen (never changed after it is made): quicker to define and make
 class WireRequest(Generic[R]):
-    """One HTTP request, ready to send; ``R`` is what ``decode`` makes of its answer.
+    """One request, ready for the transport its codec names to send; ``R`` is what
+    ``decode`` makes of its answer.
 
-    ``headers`` are shared between requests (read-only); credentials are not among them.
-    ``name`` is how errors name the call: the JSON-RPC method, or the HTTP verb and path
-    relative to the interface URL. ``request_id`` is None when the body is no JSON-RPC
+    ``method``, ``url``, ``headers`` and ``body`` are what the transport sends (gRPC: a
+    POST to the RPC's path, the one message unframed). ``headers`` are shared between
+    requests (read-only); credentials are not among them. ``name`` is how errors name the
+    call: the JSON-RPC method, the HTTP verb and path relative to the interface URL, or the
+    RPC's method. ``request_id`` is None when the body is no JSON-RPC
     request (REST, and the plain GET of the v0.2 extended card). ``interface`` is the URL of
     the interface the request goes to (``url`` when None): errors name it as the agent.
 
@@ -142,12 +145,29 @@ class WireRequest(Generic[R]):
         return self.alternative if wanted else None
 
 
+class HttpStatus(int):
+    """An HTTP status code: how an answer carried over HTTP/1.1 went."""
+
+    __slots__ = ()
+
+
+class GrpcStatus(int):
+    """A gRPC status code (0 is OK): how a gRPC call went, from its trailers."""
+
+    __slots__ = ()
+
+
+#: How a call went, in the terms of the transport that carried it: a codec reads the one
+#: its binding's transport gives (``WireCodec.transport``).
+Status = HttpStatus | GrpcStatus
+
+
 class StreamStatus(NamedTuple):
     """How a stream ended when that is no success and the codec reads it: gRPC's status
     and the metadata with it (the trailers). A transport gives it as a stream's last
     message; the stream's event decoder raises the error it carries."""
 
-    status: int
+    status: GrpcStatus
     headers: Mapping[str, str]
 
 
@@ -273,7 +293,8 @@ class WireCodec(ABC):
 
     #: "jsonrpc", "rest" or "grpc".
     binding: ClassVar[str]
-    #: The transport that carries its requests: "http" (HTTP/1.1, JSON, SSE) or "grpc".
+    #: The transport that carries its requests, by its name in ``_transport.TRANSPORTS``:
+    #: "http" (HTTP/1.1, JSON, SSE) or "grpc".
     transport: ClassVar[str] = "http"
     #: How messages name the binding.
     binding_name: ClassVar[str]
@@ -422,9 +443,10 @@ class WireCodec(ABC):
 
     @abstractmethod
     def decode(
-        self, request: WireRequest[R], status: int, headers: Mapping[str, str], body: bytes
+        self, request: WireRequest[R], status: Status, headers: Mapping[str, str], body: bytes
     ) -> R:
-        """The typed result of ``request`` from its answer, or the typed error raised.
+        """The typed result of ``request`` from its answer, or the typed error raised:
+        ``status`` is the one the binding's transport gives (``HttpStatus``, ``GrpcStatus``).
 
         A streaming op answered with a plain body gives the one StreamEvent it carries.
         401/403 raise A2AAuthError, other error statuses A2AHTTPError (``retry_after`` from

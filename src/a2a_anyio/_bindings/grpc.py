@@ -24,6 +24,7 @@ from urllib.parse import quote, unquote, urlsplit
 from a2a_anyio._bindings.base import (
     EventDecoder,
     R,
+    Status,
     StreamStatus,
     WireCodec,
     WireRequest,
@@ -457,7 +458,7 @@ class GrpcCodec(WireCodec):
         return grpc_error(status, headers, task_id=request.task_id, context=request.context)
 
     def decode(
-        self, request: WireRequest[R], status: int, headers: Mapping[str, str], body: bytes
+        self, request: WireRequest[R], status: Status, headers: Mapping[str, str], body: bytes
     ) -> R:
         """``status`` is the call's gRPC status, ``body`` the answer's one message. See
         ``WireCodec.decode`` and ``grpc_error``."""

@@ -16,6 +16,7 @@ from a2a_anyio._bindings.base import (
     EventDecoder,
     R,
     RequestId,
+    Status,
     WireCodec,
     WireRequest,
     header,
@@ -376,7 +377,7 @@ class JsonRpcCodec(WireCodec):
         return WireRequest(op, "POST", self.url, headers, body, idempotent, req_id, method, task_id)
 
     def decode(
-        self, request: WireRequest[R], status: int, headers: Mapping[str, str], body: bytes
+        self, request: WireRequest[R], status: Status, headers: Mapping[str, str], body: bytes
     ) -> R:
         """JSON-RPC errors are honoured whatever the HTTP status; a body that is no JSON-RPC
         response, or one for another id, raises A2AProtocolError. See ``WireCodec.decode``."""

@@ -15,6 +15,7 @@ from a2a_anyio._bindings.base import (
     EventDecoder,
     Fallback,
     R,
+    Status,
     WireCodec,
     WireRequest,
     header,
@@ -395,7 +396,7 @@ class RestCodec(WireCodec):
         )
 
     def decode(
-        self, request: WireRequest[R], status: int, headers: Mapping[str, str], body: bytes
+        self, request: WireRequest[R], status: Status, headers: Mapping[str, str], body: bytes
     ) -> R:
         """An error status is typed by ``ErrorInfo.reason``, then an error class name, then
         the v0.3 status table, else A2AHTTPError. See ``WireCodec.decode``."""
