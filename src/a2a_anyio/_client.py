@@ -21,13 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
 
 import anyio
 
-from a2a_anyio._abandon import (
-    DEFAULT_CANCEL_GRACE,
-    CancelOutcome,
-    LastSeen,
-    abandons,
-    cancel_abandoned,
-)
+from a2a_anyio._abandon import DEFAULT_CANCEL_GRACE, CancelGuard
 from a2a_anyio._auth import (
     AuthInput,
     Credentials,
@@ -1507,12 +1501,34 @@ class A2AClient:
         client's ``cancel_grace``."""
         return functools.partial(self._cancel, credentials=credentials, timeout=self.cancel_grace)
 
-    async def _cancel_abandoned(
-        self, seen: LastSeen, credentials: Credentials
-    ) -> CancelOutcome | None:
-        """Cancel the task a call left running (see ``cancel_abandoned``): never raises."""
-        cancel = self._canceller(credentials)
-        return await cancel_abandoned(cancel, seen, self._observer, self.url or self.endpoint)
+    def cancel_guard(
+        self,
+        task_id: str | None = None,
+        *,
+        enabled: bool = True,
+        headers: Mapping[str, str] | None = None,
+    ) -> CancelGuard:
+        """A ``CancelGuard`` for calls of yours to this agent (``async with ... as guard``,
+        ``on_event=guard``): when the block is abandoned, the task they showed last (or
+        ``task_id``, known from the start) is cancelled on the agent, as ``cancel_on_exit``
+        cancels a call's; ``guard.task_id`` and ``guard.outcome`` then say which and what
+        came of it. ``enabled=False`` cancels nothing and still says which task was left.
+        The cancel goes with ``headers`` (and those of the ``request_headers`` blocks this
+        is called in), within the client's ``cancel_grace``.
+
+        Raises:
+            ValueError, TypeError: ``headers`` that cannot be sent, as for a call's.
+        """
+        return self._guard(self._credentials_for(headers), enabled, task_id)
+
+    def _guard(
+        self, credentials: Credentials, enabled: bool, task_id: str | None = None
+    ) -> CancelGuard:
+        """The guard of a call made with ``credentials``, which its cancel goes with."""
+        return CancelGuard(
+            self._canceller(credentials), observer=self._observer,
+            agent=self.url or self.endpoint, task_id=task_id, enabled=enabled,
+        )  # fmt: skip
 
     @asynccontextmanager
     async def _cancels_abandoned(
@@ -1522,16 +1538,13 @@ class A2AClient:
         credentials: Credentials,
         task_id: str | None = None,
     ) -> AsyncIterator[None]:
-        """When ``enabled``, a block its caller abandons (``abandons``) cancels the task the
-        call saw last (``call.task``, else ``task_id``) on the agent."""
-        try:
-            yield
-        except BaseException as exc:
-            if enabled and abandons(exc):
-                seen = LastSeen(task_id)
-                seen(call.task)
-                await self._cancel_abandoned(seen, credentials)
-            raise
+        """The guard of ``call`` (``cancel_on_exit``: ``enabled``), told the task the call
+        saw last (``call.task``, else ``task_id``) as it ends."""
+        async with self._guard(credentials, enabled, task_id) as guard:
+            try:
+                yield
+            finally:
+                guard(call.task)
 
     async def create_push_config(
         self,
