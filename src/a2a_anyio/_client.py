@@ -527,7 +527,6 @@ class A2AClient:
         self._card: AgentCard | None = (
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
         )
-        self._extended_card: AgentCard | None = None
         key = f"{self.url or self.endpoint}|{protocol}|{','.join(self.bindings)}"
         self._wires = Wires(key, tenant=tenant, extensions=self.extensions)
         self._closed = False
@@ -724,7 +723,6 @@ class A2AClient:
         """
         creds = self._credentials_for(headers)
         card: AgentCard = await self._op(Op.EXTENDED_CARD, None, creds, timeout=timeout)
-        self._extended_card = card
         return card
 
     # -- the wire -------------------------------------------------------------------------
