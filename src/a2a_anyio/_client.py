@@ -812,18 +812,33 @@ class A2AClient:
         (``event`` tells them of each event of a send that streams); its result, and the
         credentials with their headers, those its follow-up goes with. The road of every
         operation but a stream, whose source runs them as it is read."""
-        if not self._interceptors:
+        intercepted = self._interception(name, args, credentials, until, part_of, streamed)
+        if intercepted is None:
             return await send(args, credentials, no_event), credentials
-        intercepted = self._interceptors.intercept(
-            name, self.url or self.endpoint, args, credentials,
-            until=until, part_of=part_of, card=self._card, streamed=streamed,
-        )  # fmt: skip
         seen = intercepted.op
 
         async def sent() -> Any:
             return await send(*applied(seen, args, credentials), intercepted.event)
 
         return await intercepted.around(sent), with_headers(seen, credentials)
+
+    def _interception(
+        self,
+        name: str,
+        args: OpArgs,
+        credentials: Credentials,
+        until: float = math.inf,
+        part_of: str | None = None,
+        streamed: bool = False,
+    ) -> Interception | None:
+        """The interceptors of one operation as it runs (None: the client has none): the
+        one place they are made, for a unary operation (``_intercepted``) and a stream."""
+        if not self._interceptors:
+            return None
+        return self._interceptors.intercept(
+            name, self.url or self.endpoint, args, credentials,
+            until=until, part_of=part_of, card=self._card, streamed=streamed,
+        )  # fmt: skip
 
     async def _send(
         self, op: Op, args: OpArgs, credentials: Credentials, call: CallInProgress
@@ -1393,10 +1408,8 @@ class A2AClient:
         )  # fmt: skip
         source.task_id = args.task_id if isinstance(args, (Send, TaskRef)) else None
         source.cancel = self._canceller(credentials)
-        if hooks and self._interceptors:
-            source.hooks = self._interceptors.intercept(
-                op.value, agent, args, credentials, card=self._card
-            )
+        if hooks:
+            source.hooks = self._interception(op.value, args, credentials)
         limits = StreamLimits(
             idle=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total=total_timeout,
