@@ -142,7 +142,7 @@ class CancelGuard:
     The block is abandoned when a cancellation (the caller's cancel scope, a deadline), a
     time limit (``A2ATimeoutError``) or Ctrl-C ends it. ``task_id`` then names the task it
     left running, as last seen (None: none known, or its last seen state was final), and
-    ``outcome`` says what came of its cancel (None: ``enabled`` false, nothing was asked).
+    ``outcome`` says what came of its cancel (None: ``cancel_on_exit`` false, nothing was asked).
     The cancel is best effort, as ``cancel_on_exit``'s: shielded from what ended the block,
     within the client's ``cancel_grace``, never raising (a failure is in ``outcome.error``
     and an INFO record). Every call made with ``cancel_on_exit`` runs in one, and each
@@ -150,7 +150,16 @@ class CancelGuard:
     before its end.
     """
 
-    __slots__ = ("_agent", "_cancel", "_done", "_observer", "enabled", "outcome", "seen", "task_id")
+    __slots__ = (
+        "_agent",
+        "_cancel",
+        "_done",
+        "_observer",
+        "cancel_on_exit",
+        "outcome",
+        "seen",
+        "task_id",
+    )
 
     def __init__(
         self,
@@ -159,14 +168,14 @@ class CancelGuard:
         observer: Observer | None = None,
         agent: str | None = None,
         task_id: str | None = None,
-        enabled: bool = True,
+        cancel_on_exit: bool = True,
     ) -> None:
         self._cancel = cancel
         self._observer = observer if observer is not None else Observer()
         self._agent = agent
         self._done = False  # the call reached its end, or its cancel was asked
         #: Cancel the task when the block is abandoned (false: only say which it left).
-        self.enabled = enabled
+        self.cancel_on_exit = cancel_on_exit
         #: The task the call showed last (from the start: ``task_id``).
         self.seen = LastSeen(task_id)
         #: The task the block left running, once it was abandoned.
@@ -197,18 +206,21 @@ class CancelGuard:
         """The call reached its end: nothing is left to cancel."""
         self._done = True
 
-    async def left(self, *, answer_by: float = math.inf, enabled: bool | None = None) -> None:
+    async def left(
+        self, *, answer_by: float = math.inf, cancel_on_exit: bool | None = None
+    ) -> None:
         """The call was left before its end: its task, when it is running as last seen,
-        is cancelled on the agent, once, when ``enabled`` (the guard's own by default: a
+        is cancelled on the agent, once, when ``cancel_on_exit`` (the guard's own by default: a
         merge that cut a stream gives its own); its answer awaited only until ``answer_by``
         (see ``cancel_abandoned``)."""
         if self._done or not self.seen.running:
             return
         self.task_id = self.seen.task_id
-        if not (self.enabled if enabled is None else enabled) or self._cancel is None:
+        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        cancel = self._cancel
+        if not cancels or cancel is None:
             return
-        self._done = True
-        cancel, self._cancel = self._cancel, None
+        self._done, self._cancel = True, None
         self.outcome = await cancel_abandoned(
             cancel, self.seen, self._observer, self._agent, answer_by=answer_by
         )

@@ -1105,7 +1105,8 @@ class A2AClient:
         is abandoned: cancelled by the caller's scope, past a time limit (its ``timeout``), or
         interrupted (Ctrl-C). A blocking send with it is streamed when the agent can stream, so
         that the task is known at once; an agent that does not stream names it only when it
-        answers. A blocking send over gRPC v0.3 is streamed too when the agent can stream:
+        answers. To be told which task was left and what came of its cancel, make the call
+        in a ``cancel_guard()`` block instead. A blocking send over gRPC v0.3 is streamed too when the agent can stream:
         a2a-sdk 0.3's server hears a unary send cut by its deadline, but its handler runs on
         until the agent ends, where a stream's handler ends at once.
 
@@ -1516,42 +1517,42 @@ class A2AClient:
         self,
         task_id: str | None = None,
         *,
-        enabled: bool = True,
+        cancel_on_exit: bool = True,
         headers: Mapping[str, str] | None = None,
     ) -> CancelGuard:
         """A ``CancelGuard`` for calls of yours to this agent (``async with ... as guard``,
         ``on_event=guard``): when the block is abandoned, the task they showed last (or
         ``task_id``, known from the start) is cancelled on the agent, as ``cancel_on_exit``
         cancels a call's; ``guard.task_id`` and ``guard.outcome`` then say which and what
-        came of it. ``enabled=False`` cancels nothing and still says which task was left.
+        came of it. ``cancel_on_exit=False`` cancels nothing and still says which task was left.
         The cancel goes with ``headers`` (and those of the ``request_headers`` blocks this
         is called in), within the client's ``cancel_grace``.
 
         Raises:
             ValueError, TypeError: ``headers`` that cannot be sent, as for a call's.
         """
-        return self._guard(self._credentials_for(headers), enabled, task_id)
+        return self._guard(self._credentials_for(headers), cancel_on_exit, task_id)
 
     def _guard(
-        self, credentials: Credentials, enabled: bool, task_id: str | None = None
+        self, credentials: Credentials, cancel_on_exit: bool, task_id: str | None = None
     ) -> CancelGuard:
         """The guard of a call made with ``credentials``, which its cancel goes with."""
         return CancelGuard(
             self._canceller(credentials), observer=self._observer,
-            agent=self.url or self.endpoint, task_id=task_id, enabled=enabled,
+            agent=self.url or self.endpoint, task_id=task_id, cancel_on_exit=cancel_on_exit,
         )  # fmt: skip
 
     @asynccontextmanager
     async def _cancels_abandoned(
         self,
         call: CallInProgress,
-        enabled: bool,
+        cancel_on_exit: bool,
         credentials: Credentials,
         task_id: str | None = None,
     ) -> AsyncIterator[None]:
-        """The guard of ``call`` (``cancel_on_exit``: ``enabled``), told the task the call
+        """The guard of ``call`` (with its ``cancel_on_exit``), told the task the call
         saw last (``call.task``, else ``task_id``) as it ends."""
-        async with self._guard(credentials, enabled, task_id) as guard:
+        async with self._guard(credentials, cancel_on_exit, task_id) as guard:
             try:
                 yield
             finally:

@@ -161,14 +161,14 @@ class MergedStreams:
                             # The block ends at the failure: the cancel goes out, its
                             # answer is not awaited.
                             await stream.cancel_guard.left(
-                                answer_by=anyio.current_time(), enabled=self.cancel_on_exit
+                                answer_by=anyio.current_time(), cancel_on_exit=self.cancel_on_exit
                             )
                         raise
                 if scope.cancelled_caught:
                     # Its answer awaited until the block's deadline at most: past it (cut
                     # by ``timeout``), not at all.
                     await stream.cancel_guard.left(
-                        answer_by=self._deadline, enabled=self.cancel_on_exit
+                        answer_by=self._deadline, cancel_on_exit=self.cancel_on_exit
                     )
                     error = A2ATimeoutError(
                         f"{CUT_AT_DEADLINE}: the stream of {name} did not end within its timeout",
@@ -290,7 +290,9 @@ async def send_all(
 
     async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:
         nonlocal answered
-        guard = client.cancel_guard(enabled=cancel_on_exit, headers=send_options.get("headers"))
+        guard = client.cancel_guard(
+            cancel_on_exit=cancel_on_exit, headers=send_options.get("headers")
+        )
 
         async def on_event(event: StreamEvent) -> None:
             guard(event)

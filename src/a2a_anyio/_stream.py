@@ -267,7 +267,7 @@ class MessageStream:
         self._observer = observer if observer is not None else Observer()
         self._guard = CancelGuard(
             source.cancel, observer=self._observer, agent=self.agent, task_id=source.task_id,
-            enabled=cancel_on_exit,
+            cancel_on_exit=cancel_on_exit,
         )  # fmt: skip
         self._traced = traced
         self._span: Span = NO_SPAN
@@ -296,11 +296,11 @@ class MessageStream:
     @property
     def cancel_on_exit(self) -> bool:
         """Cancel the task on the agent when the stream is closed before its end."""
-        return self._guard.enabled
+        return self._guard.cancel_on_exit
 
     @cancel_on_exit.setter
     def cancel_on_exit(self, value: bool) -> None:
-        self._guard.enabled = value
+        self._guard.cancel_on_exit = value
 
     @property
     def cancel_outcome(self) -> CancelOutcome | None:

@@ -413,10 +413,12 @@ async def test_a_guard_cancels_the_task_its_abandoned_block_left_and_says_so(
 
 
 @on_mock_clock()
-async def test_a_guard_not_enabled_names_the_task_left_running_and_asks_nothing() -> None:
+async def test_a_guard_without_cancel_on_exit_names_the_task_left_running_and_asks_nothing() -> (
+    None
+):
     agent = agent_of(slow, "a")
     async with running(agent) as [client]:
-        guard = client.cancel_guard(enabled=False)
+        guard = client.cancel_guard(cancel_on_exit=False)
         with anyio.move_on_after(2):
             async with guard:
                 await client.send_message("go", on_event=guard)

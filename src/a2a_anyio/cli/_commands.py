@@ -223,12 +223,12 @@ async def send(ctx: Context) -> int:
         if await _streams(ctx, client, target):
             stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
             # Ctrl-C and --timeout cancel the task it started (or continues).
-            guard = client.cancel_guard(a.task_id, enabled=not a.no_cancel)
+            guard = client.cancel_guard(a.task_id, cancel_on_exit=not a.no_cancel)
             return await _follow(ctx, target, stream, client, save_to, guard)
         ctx.p.note("note: the agent does not stream; sending without --stream")
     blocking = not a.no_wait
     # The task, known at once from an agent that streams: Ctrl-C and --timeout cancel it.
-    guard = client.cancel_guard(enabled=not a.no_cancel)
+    guard = client.cancel_guard(cancel_on_exit=not a.no_cancel)
     try:
         async with guard:
             with waiting(ctx.p) if blocking else nullcontext():

@@ -108,7 +108,7 @@ async def fan_out(ctx: Context) -> int:
         try:
             async with limiter:
                 client = await ctx.client(target)
-                guard = client.cancel_guard(enabled=not a.no_cancel)
+                guard = client.cancel_guard(cancel_on_exit=not a.no_cancel)
                 left.append((target, guard))  # says something once it left a task
                 with anyio.move_on_after(a.timeout or None) as scope:
                     async with guard:  # cut at --timeout, a time limit, Ctrl-C
