@@ -204,7 +204,7 @@ class CancelGuard:
 
     def finished(self) -> None:
         """The call reached its end: nothing is left to cancel."""
-        self._done = True
+        self._done, self._cancel = True, None
 
     async def left(
         self, *, answer_by: float = math.inf, cancel_on_exit: bool | None = None

@@ -1106,9 +1106,10 @@ class A2AClient:
         interrupted (Ctrl-C). A blocking send with it is streamed when the agent can stream, so
         that the task is known at once; an agent that does not stream names it only when it
         answers. To be told which task was left and what came of its cancel, make the call
-        in a ``cancel_guard()`` block instead. A blocking send over gRPC v0.3 is streamed too when the agent can stream:
-        a2a-sdk 0.3's server hears a unary send cut by its deadline, but its handler runs on
-        until the agent ends, where a stream's handler ends at once.
+        in a ``cancel_guard()`` block instead. A blocking send over gRPC v0.3 is streamed too
+        when the agent can stream: a2a-sdk 0.3's server hears a unary send cut by its
+        deadline, but its handler runs on until the agent ends, where a stream's handler
+        ends at once.
 
         Raises:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
@@ -1524,9 +1525,9 @@ class A2AClient:
         ``on_event=guard``): when the block is abandoned, the task they showed last (or
         ``task_id``, known from the start) is cancelled on the agent, as ``cancel_on_exit``
         cancels a call's; ``guard.task_id`` and ``guard.outcome`` then say which and what
-        came of it. ``cancel_on_exit=False`` cancels nothing and still says which task was left.
-        The cancel goes with ``headers`` (and those of the ``request_headers`` blocks this
-        is called in), within the client's ``cancel_grace``.
+        came of it (``cancel_on_exit=False``: nothing is cancelled, the task left is still
+        named). The cancel goes with ``headers`` (and those of the ``request_headers``
+        blocks this is called in), within the client's ``cancel_grace``.
 
         Raises:
             ValueError, TypeError: ``headers`` that cannot be sent, as for a call's.
