@@ -123,3 +123,71 @@ def test_the_model_reads_and_writes_plain_dicts_when_imported_first() -> None:
 def test_the_circle_finder_finds_a_deferred_circle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _circles(graph) == [frozenset({"a", "b", "c"})]
+
+
+# -- cancelling what was abandoned: one owner -------------------------------------------------
+
+#: What decides that a task on an agent is to be cancelled because its call was abandoned: the
+#: tracker of the task seen last, the test of "was this abandoned", the request that cancels.
+#: ``_abandon.py`` owns them; everything else hands its calls to a ``CancelGuard``.
+DECIDERS = frozenset({"LastSeen", "abandons", "cancel_abandoned"})
+#: The modules that call ``cancel_task`` because a user asked for it, not for a call it left:
+#: the command ``task cancel``, chat's ``/cancel``, the MCP bridge's tool, ``a2a_anyio.cancel_task``.
+ASKED_BY_THE_USER = frozenset({"cli._commands", "cli._chat", "cli._mcp", "_oneshot"})
+
+
+def _cancel_decisions(tree: ast.AST) -> list[str]:
+    """What ``tree`` does that decides a cancel of an abandoned task: a name of
+    ``DECIDERS``, a private ``cancel`` member of another object (``client._cancel...``), a
+    call of ``cancel_task``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.alias) and node.name in DECIDERS:
+            found.append(f"imports {node.name}")
+        elif isinstance(node, ast.Name) and node.id in DECIDERS:
+            found.append(f"uses {node.id}")
+        elif isinstance(node, ast.Attribute):
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if node.attr in DECIDERS:
+                found.append(f"uses .{node.attr}")
+            elif node.attr.startswith("_") and "cancel" in node.attr and owner != "self":
+                found.append(f"reaches {owner or '...'}.{node.attr}")
+            elif (
+                node.attr == "cancel_task"
+                and getattr(getattr(node, "parent", None), "func", None) is node
+            ):
+                found.append("calls cancel_task")
+        for child in ast.iter_child_nodes(node):
+            child.parent = node  # type: ignore[attr-defined]
+    return found
+
+
+def test_no_module_but_abandon_decides_to_cancel_an_abandoned_task() -> None:
+    short = len(PACKAGE) + 1
+    decided = {}
+    for name, path in _modules().items():
+        module = name[short:]
+        if module == "_abandon" or module.startswith("testing."):
+            continue  # the owner; the fake agent, which ends its own skills
+        found = _cancel_decisions(ast.parse(path.read_text()))
+        if module in ASKED_BY_THE_USER:
+            found = [what for what in found if what != "calls cancel_task"]
+        if found:
+            decided[module] = sorted(set(found))
+    assert decided == {}
+
+
+def test_the_cancel_check_finds_a_module_that_decides() -> None:
+    code = (
+        "from a2a_anyio._abandon import LastSeen\n"
+        "async def leave(client, seen):\n"
+        "    if abandons(exc):\n"
+        "        await client._cancel_abandoned(seen)\n"
+        "        await client.cancel_task(seen.task_id)\n"
+    )
+    assert sorted(_cancel_decisions(ast.parse(code))) == [
+        "calls cancel_task",
+        "imports LastSeen",
+        "reaches client._cancel_abandoned",
+        "uses abandons",
+    ]

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from a2a_anyio import _model
-from a2a_anyio._abandon import CancelOutcome
+from a2a_anyio._abandon import CancelGuard, CancelOutcome
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import (
@@ -189,6 +189,7 @@ __all__ = [
     "Basic",
     "Bearer",
     "CLIENT_TIMEOUT",
+    "CancelGuard",
     "CancelOutcome",
     "CardProblem",
     "CardVerifier",

@@ -1,9 +1,10 @@
-"""Cancelling on its agent a task nobody waits for any more.
+"""Cancelling on its agent a task nobody waits for any more: the one home of that decision.
 
 What the library abandons (a fan-out's stragglers, the streams a merge cuts) it cancels by
 default; what the user abandons (a call ended by the caller's cancel scope, a time limit or
 Ctrl-C; a stream left before its end) only when asked, with ``cancel_on_exit``. Either way
-through ``cancel_abandoned``.
+through one ``CancelGuard``: the task seen last (``LastSeen``), the one test of "was this
+abandoned" (``abandons``), and the one request that cancels it (``cancel_abandoned``).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import TracebackType
 
 import anyio
 
-from a2a_anyio._errors import A2ATimeoutError, clipped
+from a2a_anyio._errors import A2AClientError, A2ATimeoutError, clipped
 from a2a_anyio._model import (
     StreamEvent,
     Task,
@@ -129,3 +131,96 @@ async def cancel_abandoned(
         "cancelled abandoned task %s at %s: %s", clipped(task_id), where, state,
     )  # fmt: skip
     return CancelOutcome(task_id, task)
+
+
+class CancelGuard:
+    """Cancels on its agent the task a block of calls leaves running when the block is
+    abandoned: ``async with client.cancel_guard() as guard:``, the calls inside telling it
+    their events (``on_event=guard``; the events of an ``A2AClientError`` that ends the block
+    are read as it leaves).
+
+    The block is abandoned when a cancellation (the caller's cancel scope, a deadline), a
+    time limit (``A2ATimeoutError``) or Ctrl-C ends it. ``task_id`` then names the task it
+    left running, as last seen (None: none known, or its last seen state was final), and
+    ``outcome`` says what came of its cancel (None: ``cancel_on_exit`` false, nothing was asked).
+    The cancel is best effort, as ``cancel_on_exit``'s: shielded from what ended the block,
+    within the client's ``cancel_grace``, never raising (a failure is in ``outcome.error``
+    and an INFO record). Every call made with ``cancel_on_exit`` runs in one, and each
+    stream keeps one (``MessageStream.cancel_guard``), which it asks when it is closed
+    before its end.
+    """
+
+    __slots__ = (
+        "_agent",
+        "_cancel",
+        "_done",
+        "_observer",
+        "cancel_on_exit",
+        "outcome",
+        "seen",
+        "task_id",
+    )
+
+    def __init__(
+        self,
+        cancel: Callable[[str], Awaitable[Task]] | None,
+        *,
+        observer: Observer | None = None,
+        agent: str | None = None,
+        task_id: str | None = None,
+        cancel_on_exit: bool = True,
+    ) -> None:
+        self._cancel = cancel
+        self._observer = observer if observer is not None else Observer()
+        self._agent = agent
+        self._done = False  # the call reached its end, or its cancel was asked
+        #: Cancel the task when the block is abandoned (false: only say which it left).
+        self.cancel_on_exit = cancel_on_exit
+        #: The task the call showed last (from the start: ``task_id``).
+        self.seen = LastSeen(task_id)
+        #: The task the block left running, once it was abandoned.
+        self.task_id: str | None = None
+        #: What came of its cancel, once asked.
+        self.outcome: CancelOutcome | None = None
+
+    def __call__(self, event: StreamEvent | None) -> None:
+        """Tell the guard an event of its calls (an ``on_event``; None is ignored)."""
+        self.seen(event)
+
+    async def __aenter__(self) -> CancelGuard:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if isinstance(exc, A2AClientError):  # the task as the failed call last saw it
+            for event in exc.events:
+                self.seen(event)
+        if exc is not None and abandons(exc):
+            await self.left()
+
+    def finished(self) -> None:
+        """The call reached its end: nothing is left to cancel."""
+        self._done, self._cancel = True, None
+
+    async def left(
+        self, *, answer_by: float = math.inf, cancel_on_exit: bool | None = None
+    ) -> None:
+        """The call was left before its end: its task, when it is running as last seen,
+        is cancelled on the agent, once, when ``cancel_on_exit`` (the guard's own by default: a
+        merge that cut a stream gives its own); its answer awaited only until ``answer_by``
+        (see ``cancel_abandoned``)."""
+        if self._done or not self.seen.running:
+            return
+        self.task_id = self.seen.task_id
+        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        cancel = self._cancel
+        if not cancels or cancel is None:
+            return
+        self._done, self._cancel = True, None
+        self.outcome = await cancel_abandoned(
+            cancel, self.seen, self._observer, self._agent, answer_by=answer_by
+        )

@@ -21,13 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
 
 import anyio
 
-from a2a_anyio._abandon import (
-    DEFAULT_CANCEL_GRACE,
-    CancelOutcome,
-    LastSeen,
-    abandons,
-    cancel_abandoned,
-)
+from a2a_anyio._abandon import DEFAULT_CANCEL_GRACE, CancelGuard
 from a2a_anyio._auth import (
     AuthInput,
     Credentials,
@@ -528,7 +522,6 @@ class A2AClient:
         self._card: AgentCard | None = (
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
         )
-        self._extended_card: AgentCard | None = None
         key = f"{self.url or self.endpoint}|{protocol}|{','.join(self.bindings)}"
         self._wires = Wires(key, tenant=tenant, extensions=self.extensions)
         self._closed = False
@@ -713,7 +706,6 @@ class A2AClient:
         """
         creds = self._credentials_for(headers)
         card: AgentCard = await self._op(Op.EXTENDED_CARD, None, creds, timeout=timeout)
-        self._extended_card = card
         return card
 
     # -- the wire -------------------------------------------------------------------------
@@ -803,18 +795,33 @@ class A2AClient:
         (``event`` tells them of each event of a send that streams); its result, and the
         credentials with their headers, those its follow-up goes with. The road of every
         operation but a stream, whose source runs them as it is read."""
-        if not self._interceptors:
+        intercepted = self._interception(name, args, credentials, until, part_of, streamed)
+        if intercepted is None:
             return await send(args, credentials, no_event), credentials
-        intercepted = self._interceptors.intercept(
-            name, self.url or self.endpoint, args, credentials,
-            until=until, part_of=part_of, card=self._card, streamed=streamed,
-        )  # fmt: skip
         seen = intercepted.op
 
         async def sent() -> Any:
             return await send(*applied(seen, args, credentials), intercepted.event)
 
         return await intercepted.around(sent), with_headers(seen, credentials)
+
+    def _interception(
+        self,
+        name: str,
+        args: OpArgs,
+        credentials: Credentials,
+        until: float = math.inf,
+        part_of: str | None = None,
+        streamed: bool = False,
+    ) -> Interception | None:
+        """The interceptors of one operation as it runs (None: the client has none): the
+        one place they are made, for a unary operation (``_intercepted``) and a stream."""
+        if not self._interceptors:
+            return None
+        return self._interceptors.intercept(
+            name, self.url or self.endpoint, args, credentials,
+            until=until, part_of=part_of, card=self._card, streamed=streamed,
+        )  # fmt: skip
 
     async def _send(
         self, op: Op, args: OpArgs, credentials: Credentials, call: CallInProgress
@@ -1081,9 +1088,11 @@ class A2AClient:
         is abandoned: cancelled by the caller's scope, past a time limit (its ``timeout``), or
         interrupted (Ctrl-C). A blocking send with it is streamed when the agent can stream, so
         that the task is known at once; an agent that does not stream names it only when it
-        answers. A blocking send over gRPC v0.3 is streamed too when the agent can stream:
-        a2a-sdk 0.3's server hears a unary send cut by its deadline, but its handler runs on
-        until the agent ends, where a stream's handler ends at once.
+        answers. To be told which task was left and what came of its cancel, make the call
+        in a ``cancel_guard()`` block instead. A blocking send over gRPC v0.3 is streamed too
+        when the agent can stream: a2a-sdk 0.3's server hears a unary send cut by its
+        deadline, but its handler runs on until the agent ends, where a stream's handler
+        ends at once.
 
         Raises:
             A2ARPCError: the agent's error, as its subclass: ``TaskNotFoundError`` or
@@ -1384,10 +1393,8 @@ class A2AClient:
         )  # fmt: skip
         source.task_id = args.task_id if isinstance(args, (Send, TaskRef)) else None
         source.cancel = self._canceller(credentials)
-        if hooks and self._interceptors:
-            source.hooks = self._interceptors.intercept(
-                op.value, agent, args, credentials, card=self._card
-            )
+        if hooks:
+            source.hooks = self._interception(op.value, args, credentials)
         limits = StreamLimits(
             idle=idle_timeout if idle_timeout is not None else self.idle_timeout,
             total=total_timeout,
@@ -1490,31 +1497,50 @@ class A2AClient:
         client's ``cancel_grace``."""
         return functools.partial(self._cancel, credentials=credentials, timeout=self.cancel_grace)
 
-    async def _cancel_abandoned(
-        self, seen: LastSeen, credentials: Credentials
-    ) -> CancelOutcome | None:
-        """Cancel the task a call left running (see ``cancel_abandoned``): never raises."""
-        cancel = self._canceller(credentials)
-        return await cancel_abandoned(cancel, seen, self._observer, self.url or self.endpoint)
+    def cancel_guard(
+        self,
+        task_id: str | None = None,
+        *,
+        cancel_on_exit: bool = True,
+        headers: Mapping[str, str] | None = None,
+    ) -> CancelGuard:
+        """A ``CancelGuard`` for calls of yours to this agent (``async with ... as guard``,
+        ``on_event=guard``): when the block is abandoned, the task they showed last (or
+        ``task_id``, known from the start) is cancelled on the agent, as ``cancel_on_exit``
+        cancels a call's; ``guard.task_id`` and ``guard.outcome`` then say which and what
+        came of it (``cancel_on_exit=False``: nothing is cancelled, the task left is still
+        named). The cancel goes with ``headers`` (and those of the ``request_headers``
+        blocks this is called in), within the client's ``cancel_grace``.
+
+        Raises:
+            ValueError, TypeError: ``headers`` that cannot be sent, as for a call's.
+        """
+        return self._guard(self._credentials_for(headers), cancel_on_exit, task_id)
+
+    def _guard(
+        self, credentials: Credentials, cancel_on_exit: bool, task_id: str | None = None
+    ) -> CancelGuard:
+        """The guard of a call made with ``credentials``, which its cancel goes with."""
+        return CancelGuard(
+            self._canceller(credentials), observer=self._observer,
+            agent=self.url or self.endpoint, task_id=task_id, cancel_on_exit=cancel_on_exit,
+        )  # fmt: skip
 
     @asynccontextmanager
     async def _cancels_abandoned(
         self,
         call: CallInProgress,
-        enabled: bool,
+        cancel_on_exit: bool,
         credentials: Credentials,
         task_id: str | None = None,
     ) -> AsyncIterator[None]:
-        """When ``enabled``, a block its caller abandons (``abandons``) cancels the task the
-        call saw last (``call.task``, else ``task_id``) on the agent."""
-        try:
-            yield
-        except BaseException as exc:
-            if enabled and abandons(exc):
-                seen = LastSeen(task_id)
-                seen(call.task)
-                await self._cancel_abandoned(seen, credentials)
-            raise
+        """The guard of ``call`` (with its ``cancel_on_exit``), told the task the call
+        saw last (``call.task``, else ``task_id``) as it ends."""
+        async with self._guard(credentials, cancel_on_exit, task_id) as guard:
+            try:
+                yield
+            finally:
+                guard(call.task)
 
     async def create_push_config(
         self,

@@ -4,6 +4,7 @@ call (the fan-outs that take agents by name are the pool's)."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext, suppress
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from a2a_anyio._abandon import CancelOutcome, LastSeen, abandons
+from a2a_anyio._abandon import CancelOutcome
 from a2a_anyio._client import A2AClient, MessageInput, _notify
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
@@ -54,11 +55,12 @@ class MergedStreams:
     running and releases their connections.
 
     A stream that ``timeout``, ``stream_timeout`` or ``fail_fast`` cut has its task cancelled
-    on its agent (``cancel_cut=False``: left running), as its ``cancel_outcome`` then says;
+    on its agent (``cancel_on_exit=False``: left running), as its ``cancel_outcome`` then says;
     one left running when the block is left follows its own ``cancel_on_exit``. The cancels
     keep the block's promise: the block's end waits for them to go out, and for their
     answers only until its ``timeout`` (cut by ``fail_fast`` or by the ``timeout`` itself:
     not at all; an answer not awaited leaves an ``A2ATimeoutError`` in the outcome).
+    ``cancel_cut`` is the deprecated former name of ``cancel_on_exit``.
     """
 
     def __init__(
@@ -69,14 +71,16 @@ class MergedStreams:
         stream_timeout: float | None = None,
         limit: int | None = None,
         fail_fast: bool = False,
-        cancel_cut: bool = True,
+        cancel_on_exit: bool = True,
+        cancel_cut: bool | None = None,
     ) -> None:
         self.streams = dict(streams)
         self.timeout = timeout
         self.stream_timeout = stream_timeout
         self.fail_fast = fail_fast
         self.limit = limit
-        self.cancel_cut = cancel_cut
+        #: Cancel the tasks of the streams the merge's own limits cut.
+        self.cancel_on_exit = _renamed(cancel_on_exit, cancel_cut)
         self._failed_fast = False
         self._group: TaskGroup | None = None
         self._receive: MemoryObjectReceiveStream[StreamItem] | None = None
@@ -153,16 +157,19 @@ class MergedStreams:
                     except Exception as exc:  # one agent's failure is data for the others
                         error = exc
                     except BaseException:  # cancelled: cut by fail_fast, or the block left
-                        if self._failed_fast and self.cancel_cut:
+                        if self._failed_fast:
                             # The block ends at the failure: the cancel goes out, its
                             # answer is not awaited.
-                            await stream._cancel_abandoned(answer_by=anyio.current_time())
+                            await stream.cancel_guard.left(
+                                answer_by=anyio.current_time(), cancel_on_exit=self.cancel_on_exit
+                            )
                         raise
                 if scope.cancelled_caught:
-                    if self.cancel_cut:
-                        # Its answer awaited until the block's deadline at most: past it
-                        # (cut by ``timeout``), not at all.
-                        await stream._cancel_abandoned(answer_by=self._deadline)
+                    # Its answer awaited until the block's deadline at most: past it (cut
+                    # by ``timeout``), not at all.
+                    await stream.cancel_guard.left(
+                        answer_by=self._deadline, cancel_on_exit=self.cancel_on_exit
+                    )
                     error = A2ATimeoutError(
                         f"{CUT_AT_DEADLINE}: the stream of {name} did not end within its timeout",
                         timeout="deadline",
@@ -183,14 +190,17 @@ def merge_streams(
     stream_timeout: float | None = None,
     limit: int | None = None,
     fail_fast: bool = False,
-    cancel_cut: bool = True,
+    cancel_on_exit: bool = True,
+    cancel_cut: bool | None = None,
 ) -> MergedStreams:
     """Consume several streams concurrently as one stream of ``(agent, event)`` items.
 
     The tasks of the streams its ``timeout``, ``stream_timeout`` or ``fail_fast`` cut are
-    cancelled on their agents (``cancel_cut=False``: left running), without waiting for the
-    agents' answers past the block's ``timeout`` (``fail_fast``: past the failure); the
+    cancelled on their agents (``cancel_on_exit=False``: left running), without waiting for
+    the agents' answers past the block's ``timeout`` (``fail_fast``: past the failure); the
     streams left when the block is left follow their own ``cancel_on_exit``.
+    ``cancel_cut`` is the former name of ``cancel_on_exit``, deprecated (a
+    ``DeprecationWarning``).
 
     Raises:
         A2AClientError: with ``fail_fast=True``, the first error of any stream (the others are cancelled);
@@ -199,8 +209,20 @@ def merge_streams(
     """
     return MergedStreams(
         streams, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
-        fail_fast=fail_fast, cancel_cut=cancel_cut,
+        fail_fast=fail_fast, cancel_on_exit=_renamed(cancel_on_exit, cancel_cut),
     )  # fmt: skip
+
+
+def _renamed(cancel_on_exit: bool, cancel_cut: bool | None) -> bool:
+    """``cancel_on_exit``, or the value given under its deprecated name ``cancel_cut``."""
+    if cancel_cut is None:
+        return cancel_on_exit
+    warnings.warn(
+        "merge_streams(cancel_cut=...) is deprecated: use cancel_on_exit=...",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of merge_streams or MergedStreams
+    )
+    return cancel_cut
 
 
 def _limiter(limit: int | None) -> AbstractAsyncContextManager[Any]:
@@ -253,11 +275,11 @@ async def send_all(
     limit: int | None,
     first: int | None,
     send_options: Mapping[str, Any],
-    cancel_abandoned: bool = True,
+    cancel_on_exit: bool = True,
 ) -> list[AgentResult]:
     """Send ``message`` with each named client at once (the mechanism of ``fan_out``): one
     ``AgentResult`` per client, in order; ``first`` and ``timeout`` cancel the rest, and
-    with ``cancel_abandoned`` their tasks on their agents. Each send is followed through its
+    with ``cancel_on_exit`` their tasks on their agents. Each send is followed through its
     stream when the agent streams, so that its task is known at once."""
     results = [AgentResult(name) for name, _ in named]
     if not named:
@@ -268,30 +290,30 @@ async def send_all(
 
     async def run(result: AgentResult, client: A2AClient, group: TaskGroup) -> None:
         nonlocal answered
-        seen = LastSeen()
+        guard = client.cancel_guard(
+            cancel_on_exit=cancel_on_exit, headers=send_options.get("headers")
+        )
 
         async def on_event(event: StreamEvent) -> None:
-            seen(event)
-            result.task_id = seen.task_id
+            guard(event)
+            result.task_id = guard.seen.task_id
             if user_on_event is not None:
                 await _notify(user_on_event, event)
 
         options = {**send_options, "on_event": on_event, "cancel_on_exit": False}
         start = anyio.current_time()
         try:
-            async with limiter:
-                result.value = await client.send_message(message, **options)
+            async with guard:  # abandoned (cut, a time limit): its task cancelled
+                try:
+                    async with limiter:
+                        result.value = await client.send_message(message, **options)
+                finally:
+                    result.elapsed = anyio.current_time() - start
         except BaseException as exc:
-            result.elapsed = anyio.current_time() - start
-            if isinstance(exc, Exception):  # one agent's failure is data for the others
-                result.error = exc
-            if cancel_abandoned and abandons(exc):
-                creds = client._credentials_for(send_options.get("headers"))
-                result.cancel_outcome = await client._cancel_abandoned(seen, creds)
+            result.cancel_outcome = guard.outcome
             if not isinstance(exc, Exception):
                 raise
-        else:
-            result.elapsed = anyio.current_time() - start
+            result.error = exc  # one agent's failure is data for the others
         if result.ok:
             answered += 1
             if first is not None and answered >= first:

@@ -396,7 +396,7 @@ async def fan_out(
         named = await _clients(targets, pool, stack)
         return await send_all(
             named, message, timeout=timeout, limit=limit, first=first,
-            send_options=options, cancel_abandoned=cancel_on_exit,
+            send_options=options, cancel_on_exit=cancel_on_exit,
         )  # fmt: skip
 
 
@@ -414,7 +414,7 @@ class FanOutStream(MergedStreams):
         stream_timeout: float | None = None,
         limit: int | None = None,
         fail_fast: bool = False,
-        cancel_cut: bool = True,
+        cancel_on_exit: bool = True,
     ) -> None:
         self._targets = [targets] if isinstance(targets, str) else list(targets)
         self._pool = pool
@@ -423,7 +423,7 @@ class FanOutStream(MergedStreams):
         self._stack = AsyncExitStack()
         super().__init__(
             {}, timeout=timeout, stream_timeout=stream_timeout, limit=limit,
-            fail_fast=fail_fast, cancel_cut=cancel_cut,
+            fail_fast=fail_fast, cancel_on_exit=cancel_on_exit,
         )  # fmt: skip
 
     async def __aenter__(self) -> FanOutStream:
@@ -436,7 +436,7 @@ class FanOutStream(MergedStreams):
             if name in self.streams:  # the same agent twice: keep both streams apart
                 name = f"{name}#{len(self.streams)}"
             self.streams[name] = client.stream_message(
-                self._message, **self._stream_options, cancel_on_exit=self.cancel_cut
+                self._message, **self._stream_options, cancel_on_exit=self.cancel_on_exit
             )
         try:
             await super().__aenter__()
@@ -489,5 +489,5 @@ def fan_out_stream(
     check_send(message, stream_options)
     return FanOutStream(
         targets, pool, message, stream_options, timeout=timeout, stream_timeout=stream_timeout,
-        limit=limit, fail_fast=fail_fast, cancel_cut=cancel_on_exit,
+        limit=limit, fail_fast=fail_fast, cancel_on_exit=cancel_on_exit,
     )  # fmt: skip

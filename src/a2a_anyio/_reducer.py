@@ -111,11 +111,3 @@ class TaskReducer:
             old.raw = None
         else:
             task.artifacts[pos] = replace(new, parts=list(new.parts))
-
-
-def fold(events: list[StreamEvent]) -> Task | None:
-    """The task that a sequence of events describes."""
-    reducer = TaskReducer()
-    for event in events:
-        reducer.apply(event)
-    return reducer.task

@@ -14,7 +14,7 @@ from typing import Any, NoReturn, Protocol, TypeVar
 import anyio
 
 from a2a_anyio import _retry
-from a2a_anyio._abandon import CancelOutcome, LastSeen, cancel_abandoned
+from a2a_anyio._abandon import CancelGuard, CancelOutcome
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._bindings.base import EventData
 from a2a_anyio._errors import (
@@ -259,18 +259,16 @@ class MessageStream:
         cancel_on_exit: bool = False,
     ) -> None:
         self._source: StreamSource | None = source
-        #: Cancel the task on the agent when the stream is closed before its end.
-        self.cancel_on_exit = cancel_on_exit
-        #: What came of that cancel, once asked for.
-        self.cancel_outcome: CancelOutcome | None = None
-        # How to cancel the task of a stream closed before its end, and the id known at first.
-        self._left: tuple[Callable[[str], Awaitable[Task]], str | None] | None = None
         self.limits = limits
         self._follows = follows
         self.agent = source.agent
         self.method = source.method
         self._retry = source.retry
         self._observer = observer if observer is not None else Observer()
+        self._guard = CancelGuard(
+            source.cancel, observer=self._observer, agent=self.agent, task_id=source.task_id,
+            cancel_on_exit=cancel_on_exit,
+        )  # fmt: skip
         self._traced = traced
         self._span: Span = NO_SPAN
         self._hooks = source.hooks
@@ -294,6 +292,26 @@ class MessageStream:
         self._data: EventData | None = None  # the event read last, as received (None: typed)
         # Where the stream's own errors happen: the latest request, once one is made.
         self._context: ErrorContext = {"agent": self.agent, "operation": self.method}
+
+    @property
+    def cancel_on_exit(self) -> bool:
+        """Cancel the task on the agent when the stream is closed before its end."""
+        return self._guard.cancel_on_exit
+
+    @cancel_on_exit.setter
+    def cancel_on_exit(self, value: bool) -> None:
+        self._guard.cancel_on_exit = value
+
+    @property
+    def cancel_outcome(self) -> CancelOutcome | None:
+        """What came of the cancel of the stream's task, once asked for."""
+        return self._guard.outcome
+
+    @property
+    def cancel_guard(self) -> CancelGuard:
+        """The guard that cancels the stream's task when the stream is closed before its end
+        (``cancel_on_exit``); a merge that cuts the stream asks it too."""
+        return self._guard
 
     @property
     def task(self) -> Task | None:
@@ -595,8 +613,7 @@ class MessageStream:
             if changes:
                 located = exc.with_context(**changes)
         error = await self._end(located)
-        if self.cancel_on_exit:
-            await self._cancel_abandoned()
+        await self._guard.left()
         if error is not located:
             assert error is not None
             raise error
@@ -653,21 +670,7 @@ class MessageStream:
                 hooks.left(exc)
         finally:
             await self._close(None)
-            if self.cancel_on_exit:
-                await self._cancel_abandoned()
-
-    async def _cancel_abandoned(self, answer_by: float = math.inf) -> None:
-        """Cancel the task of a stream closed before its end, once (see ``cancel_abandoned``:
-        ``answer_by``)."""
-        left, self._left = self._left, None
-        if left is None:
-            return
-        cancel, task_id = left
-        seen = LastSeen(task_id)
-        seen(self.task)
-        self.cancel_outcome = await cancel_abandoned(
-            cancel, seen, self._observer, self.agent, answer_by=answer_by
-        )
+            await self._guard.left()
 
     async def _close(self, error: BaseException | None) -> None:
         """Release the connection and end the span with what the stream came to."""
@@ -676,9 +679,11 @@ class MessageStream:
         # A finished stream keeps what it shows (task, events), not the request and the ways
         # of reading it (its follower, done, reads no more events): a fan-out holds thousands
         # of finished streams.
-        source, self._source = self._source, None
-        if source is not None and source.cancel is not None and not self._follower.finished:
-            self._left = source.cancel, source.task_id
+        self._source = None
+        if self._follower.finished:
+            self._guard.finished()
+        else:
+            self._guard(self.task)
         self._decode = self._data = None
         self._follower.ends = _no_end_yet
         await self._drop_connection()

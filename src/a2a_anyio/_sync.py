@@ -91,6 +91,15 @@ class SyncMessageStream:
         return self._stream.finished
 
     @property
+    def cancel_on_exit(self) -> bool:
+        """Cancel the task on the agent when the stream is closed before its end."""
+        return self._stream.cancel_on_exit
+
+    @cancel_on_exit.setter
+    def cancel_on_exit(self, value: bool) -> None:
+        self._stream.cancel_on_exit = value
+
+    @property
     def cancel_outcome(self) -> CancelOutcome | None:
         """What came of cancelling the task on the agent, when the stream was left before its
         end with ``cancel_on_exit``."""

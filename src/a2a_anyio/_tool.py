@@ -19,14 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from a2a_anyio._abandon import LastSeen
+from a2a_anyio._abandon import CancelGuard
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
 from a2a_anyio._errors import (
     UNSAFE_CHARACTERS,
     A2AClientError,
-    A2ATimeoutError,
     AuthRequiredError,
     clipped,
 )
@@ -301,41 +298,30 @@ class AgentToolProgress:
 
 
 class _Events:
-    """A tool call's ``on_event``: what the call has seen of its task (to cancel it when the
-    call is abandoned), and progress for ``on_progress``."""
+    """A tool call's ``on_event``: what the call has seen of its task (its ``guard``'s, to
+    cancel it when the call is abandoned), and progress for ``on_progress``."""
 
-    def __init__(self, on_progress: ProgressCallback | None) -> None:
+    def __init__(self, guard: CancelGuard, on_progress: ProgressCallback | None) -> None:
+        self.guard = guard
         self.on_progress = on_progress
         self.count = 0
-        self.task_id: str | None = None
-        self.state: TaskState | None = None
 
     async def __call__(self, event: StreamEvent) -> None:
         self.count += 1
-        if isinstance(event, Task):
-            self.task_id, self.state = event.id, event.status.state
-            said = event.status.message.text if event.status.message else ""
-        elif isinstance(event, TaskStatusUpdateEvent):
-            self.task_id, self.state = event.task_id, event.status.state
+        self.guard(event)
+        if isinstance(event, (Task, TaskStatusUpdateEvent)):
             said = event.status.message.text if event.status.message else ""
         elif isinstance(event, TaskArtifactUpdateEvent):
-            self.task_id = event.task_id
             said = event.artifact.text or event.artifact.name or ""
         else:
             said = event.text
         if self.on_progress is not None:
+            seen = self.guard.seen
             text = clipped(_one_line(said), _PROGRESS_TEXT)
-            progress = AgentToolProgress(self.count, self.task_id, self.state, text, event)
+            progress = AgentToolProgress(self.count, seen.task_id, seen.state, text, event)
             outcome = self.on_progress(progress)
             if inspect.isawaitable(outcome):
                 await outcome
-
-    @property
-    def open_task(self) -> str | None:
-        """The task the call left running, if it knows one."""
-        if self.task_id is None or (self.state is not None and self.state.is_final):
-            return None
-        return self.task_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,16 +437,17 @@ class AgentTool:
         message = Message.user(checked.text, data=checked.data)
         metadata = {"skillId": checked.skill} if checked.skill is not None else None
         conversation = self._conversation(checked.context_id)
-        events = _Events(on_progress if on_progress is not None else self.on_progress)
+        # A call abandoned (its timeout, a cancel scope) has its task cancelled, as every
+        # call the library abandons does: the task its events named.
+        guard = self._client.cancel_guard()
+        events = _Events(guard, on_progress if on_progress is not None else self.on_progress)
         try:
-            answer = await conversation.send(
-                message, metadata=metadata, on_event=events, timeout=self.timeout
-            )
+            async with guard:
+                answer = await conversation.send(
+                    message, metadata=metadata, on_event=events, timeout=self.timeout
+                )
         except AuthRequiredError as exc:  # an answer: the task stays open in the conversation
             answer = exc.task
-        except (A2ATimeoutError, anyio.get_cancelled_exc_class()):
-            await self._abandon(events.open_task)
-            raise
         if isinstance(answer, Task) and answer.context_id is None and answer.state.is_interrupted:
             answer = await self._with_context(answer)
         result = AgentToolResult.of(answer)
@@ -537,10 +524,3 @@ class AgentTool:
             return await self._client.get_task(task.id, timeout=self.timeout)
         except A2AClientError:
             return task  # the answer stands; only its continuation is lost
-
-    async def _abandon(self, task_id: str | None) -> None:
-        """Ask the agent to cancel the task of a call that was abandoned, as every call the
-        library abandons does (``cancel_abandoned``): best-effort, shielded, bounded."""
-        client = self._client
-        if task_id is not None and not client.closed:
-            await client._cancel_abandoned(LastSeen(task_id), client._credentials_for(None))

@@ -24,10 +24,10 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from a2a_anyio._reducer import fold
 from a2a_anyio.cli._render import push_config_wire, response, wire
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, artifact, status
 
+from ..unit._support import fold
 from .conftest import run
 
 TOKEN, CREDENTIALS = "tok-5ecret", "cred-5ecret"

@@ -27,9 +27,9 @@ from google.rpc import error_details_pb2, status_pb2
 from hpack import NeverIndexedHeaderTuple
 
 from a2a_anyio import A2ARPCError, TaskNotFoundError
-from a2a_anyio._bindings import codec_for
-from a2a_anyio._bindings.grpc import GrpcCodec
 from a2a_anyio._dialects import Op, OpArgs
+
+from ._grpc_serving import serving_codec
 
 Handler = Callable[["Call"], Awaitable[object]]
 
@@ -290,8 +290,7 @@ Script = Callable[[Op, OpArgs], Awaitable[Any]]
 def a2a_agent(version: str, script: Script) -> Handler:
     """A handler that serves A2A over gRPC in ``version`` ("1.0", "0.3") with the client's
     own codec, the server's side: each request read, ``script``'s answer written."""
-    codec = codec_for("grpc", version, "http://127.0.0.1")
-    assert isinstance(codec, GrpcCodec)
+    codec = serving_codec(version, "http://127.0.0.1")
 
     async def handler(call: Call) -> None:
         op = codec.op_for(call.path)

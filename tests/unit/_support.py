@@ -18,13 +18,21 @@ import sniffio
 import trio
 import trio.testing
 
-from a2a_anyio import A2AClient, MessageStream
+from a2a_anyio import A2AClient, MessageStream, StreamEvent, Task, TaskReducer
 from a2a_anyio.testing import FakeAgent as KitAgent
 
 FRAMES = Path(__file__).resolve().parents[1] / "frames"
 BASE = "https://agent.example.com"
 RPC_URL = BASE + "/a2a"
 T = TypeVar("T")
+
+
+def fold(events: list[StreamEvent]) -> Task | None:
+    """The task that a sequence of events describes, as a stream folds it."""
+    reducer = TaskReducer()
+    for event in events:
+        reducer.apply(event)
+    return reducer.task
 
 
 # -- recorded frames -------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from a2a_anyio import (
     A2AClient,
     A2AServerError,
     A2ATimeoutError,
+    CancelGuard,
     CancelOutcome,
     StreamEvent,
     Task,
@@ -380,6 +381,79 @@ async def test_a_finished_stream_or_a_final_task_is_never_cancelled() -> None:
         with anyio.move_on_after(5):
             await client.wait(task.id, cancel_on_exit=True)
         assert s.cancel_outcome is None and agent.requests_for("cancel") == []
+
+
+# -- a guard of the caller's own --------------------------------------------------------------
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("ended_by", ["scope", "deadline"])
+async def test_a_guard_cancels_the_task_its_abandoned_block_left_and_says_so(
+    ended_by: str,
+) -> None:
+    # An agent that does not stream names its task in its answer: a deadline's error carries
+    # it, as last seen, and the guard reads it there.
+    plain = {"streaming": False, "answers_at_once": True} if ended_by == "deadline" else {}
+    agent = agent_of(slow, "a", **plain)
+    async with running(agent) as [client]:
+        guard = client.cancel_guard()
+        assert isinstance(guard, CancelGuard)
+        if ended_by == "deadline":
+            with pytest.raises(A2ATimeoutError):
+                async with guard:
+                    await client.send_message("go", timeout=2)
+        else:
+            with anyio.move_on_after(2):
+                async with guard:
+                    await client.send_message("go", on_event=guard)
+        task = only_task(agent)
+        assert task.status.state is TaskState.CANCELED
+        assert guard.task_id == task.id
+        assert guard.outcome is not None and guard.outcome.confirmed
+
+
+@on_mock_clock()
+async def test_a_guard_without_cancel_on_exit_names_the_task_left_running_and_asks_nothing() -> (
+    None
+):
+    agent = agent_of(slow, "a")
+    async with running(agent) as [client]:
+        guard = client.cancel_guard(cancel_on_exit=False)
+        with anyio.move_on_after(2):
+            async with guard:
+                await client.send_message("go", on_event=guard)
+        assert guard.task_id == only_task(agent).id and guard.outcome is None
+        assert state_of(agent) is TaskState.WORKING and agent.requests_for("cancel") == []
+
+
+@on_mock_clock()
+async def test_a_guard_whose_block_ends_otherwise_cancels_nothing() -> None:
+    agent = agent_of(quick, "a")
+    agent.fault("send", error=-32603)
+    async with running(agent) as [client]:
+        guard = client.cancel_guard(only_task_id := "t-unknown")
+        with pytest.raises(A2AServerError):
+            async with guard:
+                await client.send_message("go")
+        async with client.cancel_guard(only_task_id) as done:
+            pass
+        assert guard.task_id is None and done.task_id is None
+        assert agent.requests_for("cancel") == []
+
+
+@on_mock_clock()
+async def test_merge_streams_takes_cancel_cut_still_with_a_deprecation_warning() -> None:
+    agents = [agent_of(slow, "a")]
+    async with running(*agents) as clients:
+        streams = {"a": clients[0].stream_message("go")}
+        with pytest.warns(DeprecationWarning, match=r"cancel_cut=\.\.\.\) is deprecated"):
+            merged = merge_streams(streams, timeout=2, cancel_cut=False)
+        assert merged.cancel_on_exit is False
+        async with merged:
+            async for _ in merged:
+                pass
+        assert state_of(agents[0]) is TaskState.WORKING
+        assert streams["a"].cancel_outcome is None
 
 
 async def test_the_options_are_checked() -> None:

@@ -48,9 +48,8 @@ from a2a_anyio._dialects.card import candidates, parse_card
 from a2a_anyio._dialects.v03 import V03
 from a2a_anyio._dialects.v1 import V1
 from a2a_anyio._model import StreamEvent
-from a2a_anyio._reducer import fold
 
-from ._support import frame_names, load_frame, sse_payloads
+from ._support import fold, frame_names, load_frame, sse_payloads
 
 DATA_VALUE = {"city": "Paris", "count": 3, "ratio": 0.5, "tags": ["a", "b"], "nested": {"ok": True}}
 HOOK = PushNotificationConfig(

@@ -30,10 +30,10 @@ from a2a_anyio import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from a2a_anyio._bindings import codec_for
 from a2a_anyio._dialects import Op, OpArgs, Send, TaskRef
 
 from ._grpc_server import Call, GrpcServer, Script, a2a_agent
+from ._grpc_serving import serving_codec
 from ._support import on_mock_clock, v03_card, v1_card
 
 pytestmark = pytest.mark.anyio
@@ -281,7 +281,7 @@ async def test_a_stream_left_by_the_caller_is_reset() -> None:
 
 @on_mock_clock()
 async def test_a_cut_stream_is_resumed_with_subscribe_to_task() -> None:
-    codec = codec_for("grpc", "1.0", "http://127.0.0.1")
+    codec = serving_codec("1.0", "http://127.0.0.1")
     chunk = TaskArtifactUpdateEvent("t-1", "c-1", Artifact("a-1", [TextPart("one")]))
 
     async def handler(call: Call) -> None:

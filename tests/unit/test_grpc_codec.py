@@ -32,12 +32,11 @@ from a2a_anyio import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
-from a2a_anyio._bindings import codec_for
 from a2a_anyio._bindings.base import GrpcStatus, StreamStatus
-from a2a_anyio._bindings.grpc import GrpcCodec
 from a2a_anyio._bindings.grpc_pb import a2a_v0_3_pb2, a2a_v1_pb2
 from a2a_anyio._dialects import Cancel, Op, Send, TaskRef
 
+from ._grpc_serving import ServingGrpcCodec, serving_codec
 from .test_codec_round_trips import ARGS, EVENTS, RESULTS, TASK
 
 URL = "http://127.0.0.1:50051"
@@ -57,10 +56,8 @@ CARDS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def _codec(version: str, **options: Any) -> GrpcCodec:
-    codec = codec_for("grpc", version, URL, **options)
-    assert isinstance(codec, GrpcCodec)
-    return codec
+def _codec(version: str, **options: Any) -> ServingGrpcCodec:
+    return serving_codec(version, URL, **options)
 
 
 def _cases(table: dict[Op, Any]) -> list[tuple[str, Op]]:

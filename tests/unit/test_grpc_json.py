@@ -16,12 +16,11 @@ from google.rpc import error_details_pb2, status_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_anyio._bindings import codec_for
-from a2a_anyio._bindings.grpc import GrpcCodec
 from a2a_anyio._bindings.grpc_json import from_json, to_json, whole
 from a2a_anyio._bindings.grpc_pb import a2a_v0_3_pb2, a2a_v1_pb2
 from a2a_anyio._dialects import Op
 
+from ._grpc_serving import ServingGrpcCodec, serving_codec
 from .test_codec_round_trips import ARGS, EVENTS, RESULTS, TASK
 from .test_grpc_codec import CARDS
 
@@ -32,10 +31,8 @@ def _expected(message: Message) -> Any:
     return whole(json_format.MessageToDict(message))
 
 
-def _codec(version: str) -> GrpcCodec:
-    codec = codec_for("grpc", version, "http://127.0.0.1:50051")
-    assert isinstance(codec, GrpcCodec)
-    return codec
+def _codec(version: str) -> ServingGrpcCodec:
+    return serving_codec(version, "http://127.0.0.1:50051")
 
 
 def _messages() -> list[Message]:

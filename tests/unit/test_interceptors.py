@@ -6,9 +6,11 @@ dialect and binding, on the virtual clock where a skill takes time."""
 
 from __future__ import annotations
 
+import ast
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,6 +20,7 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import a2a_anyio
 from a2a_anyio import (
     A2AClient,
     A2ATimeoutError,
@@ -654,3 +657,27 @@ async def test_a_card_fetch_and_a_ping_run_through_the_interceptors() -> None:
     async with client_of(agent, interceptors=[Respond("ping")]) as client:
         with pytest.raises(TypeError, match="cannot answer a ping: its result is the time"):
             await client.ping()
+
+
+def test_one_place_makes_the_interceptors_of_an_operation() -> None:
+    # Every operation (the unary line, call(), a send and a wait, a stream, the card, a ping)
+    # runs its interceptors through the one Interception that A2AClient._interception makes
+    # with Interceptors.intercept: no other code of the package calls it, and nothing but
+    # _intercept.py makes an Operation or an Interception (the test above: each operation).
+    source = Path(a2a_anyio.__file__).parent
+    calls: dict[str, list[str]] = {}
+    for path in source.rglob("*.py"):
+        module = path.relative_to(source).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("intercept", "Interception", "Operation", "Interceptors"):
+                calls.setdefault(name, []).append(module)
+    assert {name: sorted(modules) for name, modules in calls.items()} == {
+        "intercept": ["_client.py"],
+        "Interception": ["_intercept.py"],
+        "Operation": ["_intercept.py"],
+        "Interceptors": ["_client.py", "_pool.py"],  # one per client; a pool checks its own
+    }

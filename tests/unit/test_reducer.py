@@ -17,7 +17,8 @@ from a2a_anyio import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from a2a_anyio._reducer import fold
+
+from ._support import fold
 
 
 def _task(task_id: str = "t", *artifacts: Artifact) -> Task:

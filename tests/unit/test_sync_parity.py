@@ -24,8 +24,9 @@ from a2a_anyio import (
 RENAMED = {"aclose": "close"}
 # Members the facade leaves out on purpose: asyncio/trio plumbing with no blocking meaning.
 ASYNC_ONLY = {
+    A2AClient: {"cancel_guard"},
     AgentPool: {"fan_out_stream", "expand", "http_client", "registry"},
-    MessageStream: {"resumes"},
+    MessageStream: {"resumes", "cancel_guard"},
 }
 PAIRS = [
     (A2AClient, SyncA2AClient),

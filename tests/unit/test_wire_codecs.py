@@ -61,6 +61,7 @@ from a2a_anyio._dialects.v03 import V02, V03
 from a2a_anyio._dialects.v03_rest import V03_REST
 from a2a_anyio._dialects.v1 import V1
 
+from ._grpc_serving import serving
 from ._support import frame_names, load_frame, sse_payloads
 
 HOST = "https://agent.example.com"
@@ -1063,7 +1064,8 @@ def test_every_codec_in_the_table_encodes_and_decodes_a_get() -> None:
         req = codec.encode(Op.GET, TaskRef("t-1"))
         if binding == "grpc":  # a Task message, and the gRPC status OK
             done = Task("t-1", "c-1", TaskStatus(TaskState.COMPLETED))
-            assert codec.decode(req, GrpcStatus(0), {}, codec.encode_result(Op.GET, done)) == done
+            answer = serving(codec).encode_result(Op.GET, done)
+            assert codec.decode(req, GrpcStatus(0), {}, answer) == done
             continue
         task = {"id": "t-1", "status": {"state": "completed"}}
         body = _rpc(req, task) if binding == "jsonrpc" else _answer(task)

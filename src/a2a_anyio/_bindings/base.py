@@ -8,7 +8,8 @@ operations and their arguments are in ``_dialects.ops``, the payloads in the dia
 concrete bindings in ``jsonrpc``, ``rest`` and ``paths``; ``codec_for`` (in the package)
 chooses one.
 
-A server (the testing kit's fake agent) runs the same codec the other way round:
+A server (the testing kit's fake agent) runs the same codec the other way round (the
+bindings it serves: gRPC's server side is the test suite's own):
 ``decode_params`` reads what ``encode`` wrote, ``encode_result`` / ``encode_event`` /
 ``encode_error`` write what ``decode`` and the event decoders read; the JSON-RPC codecs name
 the operation of a method (``op_for``), the REST codecs that of a verb and path (``route``).
@@ -516,10 +517,10 @@ class WireCodec(ABC):
         """HTTP status and JSON body of an error with JSON-RPC ``code`` carrying ``metadata``."""
         return self._error(code, message, self.dialect.error_data(code, metadata or {}), request_id)
 
-    @abstractmethod
     def _answer(self, value: Any, request_id: Any) -> Any:
         """``value`` as the body of an answer: in the binding's envelope, if it has one."""
+        raise NotImplementedError(f"the {self.binding_name} binding writes no answers")
 
-    @abstractmethod
     def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
         """Status and body of an error (``data``: the dialect's details)."""
+        raise NotImplementedError(f"the {self.binding_name} binding writes no errors")

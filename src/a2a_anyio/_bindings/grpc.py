@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from a2a_anyio._bindings.base import (
     EventDecoder,
@@ -31,7 +31,7 @@ from a2a_anyio._bindings.base import (
     raise_in,
 )
 from a2a_anyio._dialects import Op, OpArgs, task_of
-from a2a_anyio._dialects.errors import REASONS, STANDARD, by_name, typed_error
+from a2a_anyio._dialects.errors import REASONS, by_name, typed_error
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
@@ -40,20 +40,10 @@ from a2a_anyio._errors import (
     A2ARPCError,
     A2AServerError,
     A2ATimeoutError,
-    ContentTypeNotSupportedError,
     ErrorContext,
     ExtendedCardNotConfiguredError,
-    ExtensionSupportRequiredError,
-    InvalidAgentResponseError,
-    InvalidParamsError,
-    InvalidRequestError,
     MethodNotFoundError,
     ParseError,
-    PushNotificationNotSupportedError,
-    TaskNotCancelableError,
-    TaskNotFoundError,
-    UnsupportedOperationError,
-    VersionNotSupportedError,
     clipped,
 )
 from a2a_anyio._model import JSONDict, StreamEvent
@@ -199,20 +189,6 @@ def _fill(template: str, values: Mapping[str, Any]) -> str:
     return _FIELD.sub(lambda m: str(values[m[1]] or first or ""), template)
 
 
-def _unnamed(value: JSONDict, names: Mapping[str, str]) -> JSONDict:
-    """``_named`` undone: the members read back out of the resource names."""
-    out = dict(value)
-    for field, template in names.items():
-        pieces = _FIELD.split(template)  # text, member, text, ...
-        pattern = "".join(
-            re.escape(x) if i % 2 == 0 else f"(?P<{x}>[^/]*)" for i, x in enumerate(pieces)
-        )
-        found = re.fullmatch(pattern, str(out.pop(field, "")))
-        if found is not None:
-            out.update({k: x for k, x in found.groupdict().items() if x})
-    return out
-
-
 def _message(cls: type[Message], value: Any) -> Message:
     """``value`` (ProtoJSON) as a message of ``cls``; A2AProtocolError when it cannot be one."""
     from google.protobuf import json_format
@@ -265,23 +241,6 @@ STATUS_NAMES = (
 HTTP_STATUS = (200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401)
 DEADLINE_EXCEEDED, PERMISSION_DENIED, UNIMPLEMENTED, UNAUTHENTICATED = 4, 7, 12, 16
 DOMAIN = "a2a-protocol.org"
-#: The gRPC status of each A2A error (a2a-protocol §5.4), for a server's answer.
-STATUS_OF: Mapping[type[A2ARPCError], int] = {
-    ParseError: 13,
-    InvalidRequestError: 3,
-    MethodNotFoundError: 5,
-    InvalidParamsError: 3,
-    A2AServerError: 13,
-    TaskNotFoundError: 5,
-    TaskNotCancelableError: 9,
-    PushNotificationNotSupportedError: 9,
-    UnsupportedOperationError: 9,
-    ContentTypeNotSupportedError: 3,
-    InvalidAgentResponseError: 13,
-    ExtendedCardNotConfiguredError: 9,
-    ExtensionSupportRequiredError: 9,
-    VersionNotSupportedError: 9,
-}
 #: Error class names some v0.3 servers put before their message ("TaskNotFoundError: ...")
 #: that are not the names of this client's classes.
 _V03_NAMES: Mapping[str, type[A2ARPCError]] = {
@@ -473,43 +432,3 @@ class GrpcCodec(WireCodec):
 
     def event_decoder(self, request: WireRequest[Any]) -> EventDecoder:
         return GrpcEvents(self, request)
-
-    # -- the server's side -------------------------------------------------------------------
-
-    def op_for(self, path: str) -> Op | None:
-        """The operation an RPC path names (None: none of this binding)."""
-        return next((op for op in self.service.rpcs if self.path(op) == path), None)
-
-    def decode_request(self, op: Op, body: bytes) -> OpArgs:
-        """The args of ``op`` from a request's message (A2AProtocolError when it is none)."""
-        rpc = self.service.rpcs[op]
-        value = _read(self.service.message(rpc.request), body)
-        return self.decode_params(op, _unnamed(value, rpc.names))
-
-    def encode_result(self, op: Op, value: Any, request_id: Any = None) -> bytes:
-        """The answer's message to ``op`` carrying ``value``."""
-        rpc = self.service.rpcs[op]
-        return _bytes(_message(self.service.message(rpc.response), self.dialect.encode(op, value)))
-
-    def _answer(self, value: Any, request_id: Any) -> Any:
-        """A stream event's message."""
-        stream = self.service.message(self.service.rpcs[Op.STREAM].response)
-        return _bytes(_message(stream, value))
-
-    def _error(self, code: int, message: str, data: Any, request_id: Any) -> tuple[int, Any]:
-        """The gRPC status and the trailers of an error: ``google.rpc.Status`` details with
-        its ErrorInfo (v1.0), the error's class before the message (v0.3)."""
-        from google.rpc import error_details_pb2, status_pb2
-
-        cls = self.dialect.errors.get(code) or STANDARD.get(code) or A2AServerError
-        status = STATUS_OF.get(cls, 13)
-        if self.version != "1.0":
-            return status, {"grpc-message": quote(f"{cls.__name__}: {message}")}
-        details = status_pb2.Status(code=status, message=message)
-        for item in data or []:
-            info = error_details_pb2.ErrorInfo(
-                reason=item.get("reason", ""), domain=DOMAIN, metadata=item.get("metadata", {})
-            )
-            details.details.add().Pack(info)
-        encoded = base64.b64encode(details.SerializeToString()).decode()
-        return status, {"grpc-message": quote(message), "grpc-status-details-bin": encoded}

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from a2a_anyio._abandon import CancelOutcome, LastSeen, abandons
+from a2a_anyio._abandon import CancelGuard
 from a2a_anyio._card_check import card_version, check_card
 from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card
@@ -175,19 +175,10 @@ def warn_ended(p: r.Printer, task: Task) -> bool:
     return ended
 
 
-async def left_behind(ctx: Context, client: A2AClient, seen: LastSeen) -> CancelOutcome | None:
-    """Cancel on its agent the task the command leaves running (``seen``), unless
-    ``--no-cancel``; never raises."""
-    if ctx.args.no_cancel:
-        return None
-    return await client._cancel_abandoned(seen, client._credentials_for(None))
-
-
-def say_left(
-    ctx: Context, target: Target, task_id: str | None, outcome: CancelOutcome | None
-) -> None:
-    """The stderr line for a task the command left on its agent: cancelled there, or left
-    running (``--no-cancel``)."""
+def say_left(ctx: Context, target: Target, guard: CancelGuard) -> None:
+    """The stderr line for the task the command left on its agent (``guard.task_id``):
+    cancelled there, or left running (``--no-cancel``)."""
+    task_id, outcome = guard.task_id, guard.outcome
     if task_id is None:
         return
     name = target.name
@@ -231,18 +222,19 @@ async def send(ctx: Context) -> int:
     if a.stream:
         if await _streams(ctx, client, target):
             stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
-            return await _follow(ctx, target, stream, client, save_to, started=True)
+            # Ctrl-C and --timeout cancel the task it started (or continues).
+            guard = client.cancel_guard(a.task_id, cancel_on_exit=not a.no_cancel)
+            return await _follow(ctx, target, stream, client, save_to, guard)
         ctx.p.note("note: the agent does not stream; sending without --stream")
     blocking = not a.no_wait
     # The task, known at once from an agent that streams: Ctrl-C and --timeout cancel it.
-    seen = LastSeen()
+    guard = client.cancel_guard(cancel_on_exit=not a.no_cancel)
     try:
-        with waiting(ctx.p) if blocking else nullcontext():
-            result = await _sent(ctx, client, target, message, blocking, seen, options)
-    except BaseException as exc:
-        if abandons(exc) and seen.running:
-            say_left(ctx, target, seen.task_id, await left_behind(ctx, client, seen))
-        raise
+        async with guard:
+            with waiting(ctx.p) if blocking else nullcontext():
+                result = await _sent(ctx, client, target, message, blocking, guard, options)
+    finally:
+        say_left(ctx, target, guard)
     saved = await files.save_files(client, result, save_to) if save_to else None
     if ctx.p.json_mode:
         if isinstance(result, Task) and result.raw is None:
@@ -285,13 +277,13 @@ async def _sent(
     target: Target,
     message: Message,
     blocking: bool,
-    seen: LastSeen,
+    guard: CancelGuard,
     options: dict[str, Any],
 ) -> Task | Message:
     """The result of ``send``. A task the agent answers with before it is done is followed
     up: --timeout bounds it all (default: no limit; each look at the task within the
     client's timeout). An agent that streams is followed through its stream, which names
-    the task at once (to ``seen``); a stream that cannot be read before its first event is
+    the task at once (to ``guard``); a stream that cannot be read before its first event is
     given up for a plain send, within the same --timeout."""
     timeout = ctx.args.timeout or None
     heard = False
@@ -299,7 +291,7 @@ async def _sent(
     def on_event(event: StreamEvent) -> None:
         nonlocal heard
         heard = True
-        seen(event)
+        guard(event)
 
     started = anyio.current_time()
     try:
@@ -322,12 +314,8 @@ async def _sent(
             agent=target.url,
             operation="send",
         )
-    try:
-        return await client.send_message(message, blocking=blocking, timeout=left, **options)
-    except A2ATimeoutError as exc:  # the task as last seen, for --timeout to cancel it
-        for event in exc.events:
-            seen(event)
-        raise
+    # Its error carries the task as last seen, which the guard reads.
+    return await client.send_message(message, blocking=blocking, timeout=left, **options)
 
 
 def _shown(ctx: Context, saved: list[files.SavedFile] | None) -> int:
@@ -341,40 +329,36 @@ async def _follow(
     stream: MessageStream,
     client: A2AClient | None = None,
     save_to: Path | None = None,
-    *,
-    started: bool = False,
+    guard: CancelGuard | None = None,
 ) -> int:
     """Consume a stream: JSON Lines, plain events, or a live view; then the outcome, and
-    the final task's files saved into ``save_to`` (with ``client``). Ctrl-C cancels the
-    task the command ``started`` on the agent, unless ``--no-cancel``."""
+    the final task's files saved into ``save_to`` (with ``client``). Ctrl-C and --timeout
+    cancel, through ``guard``, the task the command started on the agent."""
     p = ctx.p
     row = AgentRow(target.name, target.url)
     last: StreamEvent | None = None
-    left = False
     try:
         with live_task(p, row):
-            async with stream:
-                try:
-                    async for event in stream:
-                        last = event
-                        row.apply(event)
-                        if p.json_mode:
-                            p.jsonl(r.response(event))
-                        elif not p.rich:
-                            r.print_event(p, event)
-                except BaseException as exc:  # Ctrl-C, --timeout
-                    if started and abandons(exc) and not stream.finished:
-                        left = True
-                        stream.cancel_on_exit = not ctx.args.no_cancel  # as the block ends
-                    raise
+            async with guard or nullcontext(), stream:
+                async for event in stream:
+                    last = event
+                    row.apply(event)
+                    if guard is not None:
+                        guard(event)
+                    if p.json_mode:
+                        p.jsonl(r.response(event))
+                    elif not p.rich:
+                        r.print_event(p, event)
+                if guard is not None:
+                    guard.finished()
     except Exception as exc:
         ctx.debug.exception(exc)
-        if left:
-            _say_left_by(ctx, target, stream)
+        if guard is not None:
+            say_left(ctx, target, guard)
         return ctx.report(ctx.failure(exc), stream=True)
     except BaseException:
-        if left:
-            _say_left_by(ctx, target, stream)
+        if guard is not None:
+            say_left(ctx, target, guard)
         raise
     final: Task | Message | None = stream.task
     if isinstance(last, Message):
@@ -398,13 +382,6 @@ async def _follow(
                     p.field("Resume", ctx.resume_hint(target).replace("{task_id}", final.id))
     _outcome(ctx, final)
     return _shown(ctx, saved)
-
-
-def _say_left_by(ctx: Context, target: Target, stream: MessageStream) -> None:
-    """The stderr line for the task ``stream`` left on its agent, if it was not over."""
-    task = stream.task
-    if task is not None and not task.status.state.is_final:
-        say_left(ctx, target, task.id, stream.cancel_outcome)
 
 
 async def task_get(ctx: Context) -> int:

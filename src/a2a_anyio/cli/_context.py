@@ -9,7 +9,7 @@ import re
 import time
 import traceback
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -481,14 +481,3 @@ def _card_path(ref: str) -> Path | None:
     if path.suffix.lower() == ".json" and path.exists():
         return path
     return None
-
-
-@dataclass(slots=True)
-class Timer:
-    """Seconds since it was made."""
-
-    start: float = field(default_factory=time.perf_counter)
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start

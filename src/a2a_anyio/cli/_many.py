@@ -8,15 +8,14 @@ from typing import Any
 import anyio
 from rich.live import Live
 
-from a2a_anyio._abandon import CancelOutcome, LastSeen, abandons
-from a2a_anyio._client import A2AClient
+from a2a_anyio._abandon import CancelGuard
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._fanout import CUT_AT_DEADLINE
 from a2a_anyio._model import (
     StreamEvent,
 )
 from a2a_anyio.cli import _render as r
-from a2a_anyio.cli._commands import build_message, left_behind, message_metadata, say_left
+from a2a_anyio.cli._commands import build_message, message_metadata, say_left
 from a2a_anyio.cli._context import Context, Target, Unresolved
 from a2a_anyio.cli._errors import OK, Failure, UsageError, exit_code_of
 from a2a_anyio.cli._live import AgentRow, FanOutView
@@ -87,21 +86,18 @@ async def fan_out(ctx: Context) -> int:
     rows = [AgentRow(t.name, t.url) for t in targets]
     limiter = anyio.CapacityLimiter(a.limit or len(targets))
     # The tasks left on their agents (cut at --timeout, or Ctrl-C): cancelled unless --no-cancel.
-    left: list[tuple[Target, str | None, CancelOutcome | None]] = []
-
-    async def leave(target: Target, client: A2AClient, seen: LastSeen) -> None:
-        if seen.running:
-            left.append((target, seen.task_id, await left_behind(ctx, client, seen)))
+    left: list[tuple[Target, CancelGuard]] = []
 
     def say_what_was_left() -> None:
-        for target, task_id, outcome in left:
-            say_left(ctx, target, task_id, outcome)
+        for target, guard in left:
+            say_left(ctx, target, guard)
 
     async def one(target: Target, row: AgentRow) -> None:
-        seen = LastSeen()
+        guard: CancelGuard | None = None
 
         def on_event(event: StreamEvent) -> None:
-            seen(event)
+            if guard is not None:
+                guard(event)
             row.apply(event)
             if p.json_mode and a.stream:
                 p.jsonl({"agent": row.name, "event": r.response(event)})
@@ -112,15 +108,13 @@ async def fan_out(ctx: Context) -> int:
         try:
             async with limiter:
                 client = await ctx.client(target)
+                guard = client.cancel_guard(cancel_on_exit=not a.no_cancel)
+                left.append((target, guard))  # says something once it left a task
                 with anyio.move_on_after(a.timeout or None) as scope:
-                    try:
+                    async with guard:  # cut at --timeout, a time limit, Ctrl-C
                         result = await client.send_message(
                             message, metadata=metadata, on_event=on_event
                         )
-                    except BaseException as exc:  # cut at --timeout, a time limit, Ctrl-C
-                        if abandons(exc):
-                            await leave(target, client, seen)
-                        raise
                     row.finish(result)
                 if scope.cancelled_caught:
                     raise A2ATimeoutError(
