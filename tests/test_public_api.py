@@ -118,6 +118,7 @@ def test_only_the_tracing_module_imports_opentelemetry() -> None:
 #: ``docs/architecture.md``).
 LOADED_ON_FIRST_USE = frozenset(
     {
+        "a2a_anyio._agent_text",
         "a2a_anyio._auth_schemes",
         "a2a_anyio._cookies",
         "a2a_anyio._bindings.paths",

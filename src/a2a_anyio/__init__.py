@@ -75,6 +75,7 @@ from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delay
 from a2a_anyio._stream import MessageStream
 
 if _TYPE_CHECKING:
+    from a2a_anyio._agent_text import from_agent
     from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
     from a2a_anyio._card_check import CardProblem, check_card
     from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
@@ -129,6 +130,7 @@ _LAZY = {
     "AgentToolFile": "a2a_anyio._tool",
     "AgentToolProgress": "a2a_anyio._tool",
     "AgentToolResult": "a2a_anyio._tool",
+    "from_agent": "a2a_anyio._agent_text",
     "SyncAgentTool": "a2a_anyio._sync_tool",
 }
 
@@ -254,6 +256,7 @@ __all__ = [
     "discover",
     "fan_out",
     "fan_out_stream",
+    "from_agent",
     "get_task",
     "merge_streams",
     "no_retry_delays",
