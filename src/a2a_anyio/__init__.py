@@ -79,6 +79,7 @@ if _TYPE_CHECKING:
     from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
     from a2a_anyio._card_check import CardProblem, check_card
     from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
+    from a2a_anyio._network import A2ANetworkPolicyError, NetworkPolicy
     from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
     from a2a_anyio._pool import AgentPool, FanOutStream, fan_out, fan_out_stream
     from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
@@ -116,6 +117,8 @@ _LAZY = {
     "get_task": "a2a_anyio._oneshot",
     "send_text": "a2a_anyio._oneshot",
     "AgentPool": "a2a_anyio._pool",
+    "A2ANetworkPolicyError": "a2a_anyio._network",
+    "NetworkPolicy": "a2a_anyio._network",
     "AgentEntry": "a2a_anyio._registry",
     "AgentRegistry": "a2a_anyio._registry",
     "AgentRegistryError": "a2a_anyio._registry",
@@ -164,6 +167,7 @@ __all__ = [
     "A2AConnectionError",
     "A2ADiscoveryError",
     "A2AHTTPError",
+    "A2ANetworkPolicyError",
     "A2AProtocolError",
     "A2ARPCError",
     "A2AServerError",
@@ -216,6 +220,7 @@ __all__ = [
     "MethodNotFoundError",
     "MutualTLS",
     "NO_RETRY",
+    "NetworkPolicy",
     "OAuth2ClientCredentials",
     "Operation",
     "ParseError",
