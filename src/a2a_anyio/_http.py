@@ -196,7 +196,7 @@ class OriginTransports(httpx.AsyncBaseTransport):
             transport: httpx.AsyncBaseTransport
             transport = httpx.AsyncHTTPTransport(verify=self.verify, limits=limits)
             if self.network_policy is not None:  # a transport per origin, pinned per request
-                from a2a_anyio._network import PinnedTransport
+                from a2a_anyio._http_pinned import PinnedTransport
 
                 transport = PinnedTransport(transport, self.network_policy)
             shard = _Shard(origin, transport, cap)

@@ -5,8 +5,8 @@ A card names URLs (its interfaces, a JWKS, files) and a server names others (a r
 ``Location``). Followed blindly, they let an agent on the internet make the client call what
 only the client's machine can reach: a loopback service, a private network, a cloud's
 metadata address (server-side request forgery). ``NetworkPolicy.check`` decides, for one URL,
-from the addresses its host resolves to; the transport of ``pinned`` connects to the very
-address it checked (the ``Host`` header and the TLS server name stay the name's), so that a
+from the addresses its host resolves to; the transport of ``_http_pinned`` connects to the
+very address it checked (the ``Host`` header and the TLS server name stay the name's), so that a
 name answered with a public address for the check and a private one for the connection (DNS
 rebinding) reaches nothing it should not.
 """
@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import anyio
-import httpx
 
 from a2a_anyio._errors import A2AClientError, A2AConnectionError, clipped
 
@@ -204,10 +203,14 @@ class NetworkPolicy:
                 shown = clipped(url, 200)
                 inner = _embedded(ip)
                 spelled = f"{ip} ({inner})" if inner != ip else str(ip)
+                where = (
+                    f"its address {spelled} is"
+                    if literal(host) is not None
+                    else f"its host {clipped(host, 100)} resolves to {spelled},"
+                )
                 raise A2ANetworkPolicyError(
-                    f"the network policy refuses {shown}: its host {clipped(host, 100)} "
-                    f"resolves to {spelled}, a {rule} address, and the agent's own URL is "
-                    f"not {rule} (NetworkPolicy(allow=...) admits a network)",
+                    f"the network policy refuses {shown}: {where} a {rule} address, and the "
+                    f"agent's own URL is not {rule} (NetworkPolicy(allow=...) admits a network)",
                     url=shown,
                     address=str(ip),
                     rule=rule,
@@ -257,7 +260,7 @@ class NetworkGuard:
 
 
 def guarded(
-    policy: NetworkPolicy | None, http_client: httpx.AsyncClient | None, own: Sequence[str]
+    policy: NetworkPolicy | None, http_client: object, own: Sequence[str]
 ) -> NetworkGuard | None:
     """A client's ``network_policy`` bound to its own URLs, or None without one.
 
@@ -276,39 +279,3 @@ def guarded(
             "with a network_policy): the requests of another http_client would not be checked"
         )
     return policy.guard(own)
-
-
-class PinnedTransport(httpx.AsyncBaseTransport):
-    """A transport that checks each request's URL against the network guard the request
-    carries (``EXTENSION``; a request without one may reach public addresses only) and,
-    when the policy pins, sends it to the address it checked: the URL's host becomes the
-    address, the ``Host`` header and the TLS server name (httpcore's ``sni_hostname``
-    extension) stay the name's, so the certificate is checked against the name."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport, policy: NetworkPolicy) -> None:
-        self.inner = inner
-        self.policy = policy
-        self._strict = policy.guard(())
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        guard = request.extensions.get(EXTENSION)
-        if not isinstance(guard, NetworkGuard):
-            guard = self._strict
-        url = request.url
-        addresses = await guard.check(str(url))
-        if not guard.policy.pin or literal(url.host) is not None:
-            return await self.inner.handle_async_request(request)
-        extensions = {k: v for k, v in request.extensions.items() if k != EXTENSION}
-        if url.scheme == "https":
-            extensions["sni_hostname"] = url.host
-        pinned = httpx.Request(
-            request.method,
-            url.copy_with(host=str(addresses[0])),
-            headers=request.headers,  # its Host header is the name's
-            stream=request.stream,
-            extensions=extensions,
-        )
-        return await self.inner.handle_async_request(pinned)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()

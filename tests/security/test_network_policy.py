@@ -288,3 +288,45 @@ async def test_a_pools_clients_and_its_own_client_follow_the_policy(victim: Fake
             # The pool's own httpx client, used directly: public addresses only.
             with pytest.raises(A2ANetworkPolicyError, match="loopback"):
                 await pool.http_client.get(victim.url)
+
+
+# -- the command line ---------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_command_lines_flag(anyio_backend_name: str) -> None:
+    from tests.cli.conftest import run
+
+    hostile = FakeAgent(
+        name="Pointer",
+        card={
+            "supportedInterfaces": [
+                {
+                    "url": "http://169.254.169.254/a2a",
+                    "protocolBinding": "JSONRPC",
+                    "protocolVersion": "1.0",
+                }
+            ]
+        },
+    )
+    async with FakeAgent(name="Local").serve() as local, hostile.serve():
+        ok = await run(
+            anyio_backend_name, "--network-policy", "strict", "-a", local.url, "send", "hi"
+        )
+        debug = await run(
+            anyio_backend_name,
+            "--network-policy",
+            "strict",
+            "--debug",
+            "-a",
+            local.url,
+            "send",
+            "hi",
+        )
+        refused = await run(
+            anyio_backend_name, "--network-policy", "strict", "-a", hostile.url, "send", "hi"
+        )
+    assert ok.code == 0 and debug.code == 0, ok.err + debug.err
+    assert refused.code != 0
+    assert "the network policy refuses http://169.254.169.254/a2a" in refused.err
+    assert "a link-local address" in refused.err
