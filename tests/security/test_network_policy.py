@@ -8,12 +8,18 @@ reaches it: after each refusal, nothing has.
 
 from __future__ import annotations
 
+import json
+import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.abc
 import httpx
 import pytest
+from anyio.streams.tls import TLSListener
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -330,3 +336,86 @@ async def test_the_command_lines_flag(anyio_backend_name: str) -> None:
     assert refused.code != 0
     assert "the network policy refuses http://169.254.169.254/a2a" in refused.err
     assert "a link-local address" in refused.err
+
+
+# -- TLS: the certificate is checked against the name ---------------------------------------
+
+
+def tls_files(tmp: Path, name: str) -> tuple[Path, Path, Path]:
+    """A CA (its certificate's path), and a certificate for ``name`` it signed, with its key."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )  # fmt: skip
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+        .issuer_name(ca_name).public_key(key.public_key())
+        .serial_number(2).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )  # fmt: skip
+    paths = tmp / "ca.pem", tmp / "cert.pem", tmp / "key.pem"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return paths
+
+
+@pytest.mark.anyio
+async def test_a_pinned_tls_request_keeps_the_names_host_and_server_name(tmp_path: Path) -> None:
+    ca, cert, key = tls_files(tmp_path, "agent.test")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    seen: dict[str, Any] = {}
+
+    def on_sni(sock: Any, server_name: str | None, ctx: ssl.SSLContext) -> None:
+        seen["sni"] = server_name
+
+    context.sni_callback = on_sni
+    listener = TLSListener(await anyio.create_tcp_listener(local_host=PUBLIC), context)
+    port = listener.listener.extra(anyio.abc.SocketAttribute.local_port)
+    url = f"https://agent.test:{port}"
+
+    async def answer(stream: Any) -> None:
+        async with stream:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += await stream.receive()
+            seen["host"] = next(
+                line.split(b":", 1)[1].strip().decode()
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"host:")
+            )
+            body = json.dumps(card(url + "/a2a")).encode()
+            await stream.send(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+            )
+
+    resolver = Resolver({"agent.test": [PUBLIC]})
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, answer)
+        async with A2AClient(url, verify=str(ca), network_policy=policy(resolver)) as client:
+            assert (await client.get_card()).name == "Pointer"
+        tg.cancel_scope.cancel()
+    assert seen == {"sni": "agent.test", "host": f"agent.test:{port}"}
