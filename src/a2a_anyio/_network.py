@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import anyio
+from anyio.abc import ByteStream
 
 from a2a_anyio._errors import A2AClientError, A2AConnectionError, clipped
 
@@ -279,3 +280,17 @@ def guarded(
             "with a network_policy): the requests of another http_client would not be checked"
         )
     return policy.guard(own)
+
+
+async def connect_tcp(guard: NetworkGuard | None, url: str, host: str, port: int) -> ByteStream:
+    """A TCP connection to ``host:port`` for ``url`` (a transport of its own, gRPC's): under
+    a network guard, checked first and, when the policy pins, made to the address checked.
+
+    Raises:
+        A2ANetworkPolicyError, A2AConnectionError: as ``NetworkPolicy.check``.
+        OSError: the connection failed.
+    """
+    if guard is None:
+        return await anyio.connect_tcp(host, port)
+    addresses = await guard.check(url)
+    return await anyio.connect_tcp(str(addresses[0]) if guard.policy.pin else host, port)

@@ -61,13 +61,12 @@ def policy(resolver: Resolver, **options: Any) -> NetworkPolicy:
 
 
 def card(url: str) -> dict[str, Any]:
+    binding = "GRPC" if url.startswith("grpc://") else "JSONRPC"
     return {
         "name": "Pointer",
         "description": "its interface is elsewhere",
         "version": "1",
-        "supportedInterfaces": [
-            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
+        "supportedInterfaces": [{"url": url, "protocolBinding": binding, "protocolVersion": "1.0"}],
         "capabilities": {"streaming": False},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
@@ -419,3 +418,30 @@ async def test_a_pinned_tls_request_keeps_the_names_host_and_server_name(tmp_pat
             assert (await client.get_card()).name == "Pointer"
         tg.cancel_scope.cancel()
     assert seen == {"sni": "agent.test", "host": f"agent.test:{port}"}
+
+
+# -- gRPC: its own connections are checked and pinned too -----------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_grpc_interface_is_checked_and_pinned(victim: FakeAgent) -> None:
+    from tests.unit.test_grpc_client import grpc_card, served
+
+    async with served() as (url, agent):
+        port = url.rsplit(":", 1)[1]
+        # Local development: the agent's own URL is loopback, its card says localhost.
+        card = grpc_card(f"http://localhost:{port}")
+        async with A2AClient(url, card=card, network_policy=NetworkPolicy()) as client:
+            reply = await client.send_message("ping")
+        assert getattr(reply, "text", None) == "pong: ping"
+        # An agent on a public address whose card names the same gRPC server.
+        async with pointer(f"grpc://localhost:{port}") as public:
+            name = public.replace(PUBLIC, "agent.test")
+            resolver = Resolver({"agent.test": [PUBLIC]})
+            async with A2AClient(
+                name, bindings=("grpc",), network_policy=policy(resolver)
+            ) as client:
+                with pytest.raises(A2ANetworkPolicyError) as caught:
+                    await client.send_message("ping")
+        assert (caught.value.rule, caught.value.address) == ("loopback", "127.0.0.1")
+        assert len(agent.calls) == 1
