@@ -445,3 +445,36 @@ def test_no_agents_is_a_usage_error(
         "error: no agents to serve: name them with -a, a registry group with --group, "
         "or define agents in the registry"
     )
+
+
+async def test_what_an_agent_writes_reaches_the_host_fenced_and_without_credentials(
+    anyio_backend_name: str,
+) -> None:
+    from tests.testing.test_tool import HIDDEN, JWT, KEY, TOKEN, hostile_agent
+
+    agent = hostile_agent()
+    async with agent.serve():
+        with anyio.fail_after(LIMIT):
+            async with bridge(
+                anyio_backend_name, "-a", agent.url, "--bearer", TOKEN, "--api-key", KEY, "mcp"
+            ) as session:
+                [tool] = [
+                    t for t in (await session.list_tools()).tools if t.name.startswith("Helper")
+                ]
+                progress = Progress()
+                result = await session.call_tool(
+                    tool.name, {"text": "hi", "skill": "ok"}, progress_callback=progress
+                )
+                listed = await session.call_tool("list_agents", {})
+    shown = [
+        tool.description or "",
+        text(result),
+        json.dumps(result.structured_content, ensure_ascii=False),
+        text(listed),
+        *progress.messages,
+    ]
+    for seen in shown:
+        for secret in (TOKEN, KEY, JWT, *HIDDEN):
+            assert secret not in seen
+    assert "⟦agent⟧" in text(result) and "[/agent]" in text(result)  # the forged fence, defused
+    assert text(result).count("⟦/agent⟧") == text(result).count("⟦agent⟧")

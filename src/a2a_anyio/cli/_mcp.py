@@ -252,9 +252,13 @@ class Bridge:
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
         ) -> types.CallToolResult:
+            agent = self.by_tool.get(params.name)
+            held = secrets_of(agent.client)() if agent and agent.client else ()
+
             async def progress(p: AgentToolProgress) -> None:  # a no-op without a token
                 state = p.state.value if p.state is not None else "answered"
-                said = f": {from_agent(p.text, limit=200, one_line=True)}" if p.text else ""
+                text = from_agent(p.text, limit=200, secrets=held, one_line=True)
+                said = f": {text}" if p.text else ""
                 await ctx.session.report_progress(p.count, None, state + said)
 
             return await self.call(params.name, params.arguments or {}, progress)
