@@ -62,17 +62,18 @@ def _embedded(ip: IPAddress) -> IPAddress:
 
 def scope_of(ip: IPAddress) -> str:
     """The scope of an address (one of ``SCOPES``), of the IPv4 address it carries when it
-    is IPv4-mapped, NAT64 or 6to4: ``loopback`` (127.0.0.0/8, ::1), ``link-local``
-    (169.254.0.0/16, where clouds answer metadata, and fe80::/10), ``reserved`` (unspecified,
-    multicast, reserved: 0.0.0.0, 240.0.0.0/4, ::/8...), ``private`` (any other address that
+    is IPv4-mapped, NAT64 or 6to4: ``loopback`` (127.0.0.0/8, ::1, and the unspecified
+    0.0.0.0 and ::, which reach this host), ``link-local`` (169.254.0.0/16, where clouds
+    answer metadata, and fe80::/10), ``reserved`` (multicast, 240.0.0.0/4, ::/8...),
+    ``private`` (any other address that
     is not globally reachable: 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10,
     fc00::/7...), else ``public``."""
     ip = _embedded(ip)
-    if ip.is_loopback:
+    if ip.is_loopback or ip.is_unspecified:  # a connection to 0.0.0.0 reaches this host
         return "loopback"
     if ip.is_link_local:
         return "link-local"
-    if ip.is_unspecified or ip.is_multicast or ip.is_reserved:
+    if ip.is_multicast or ip.is_reserved:
         return "reserved"
     return "public" if ip.is_global else "private"
 
@@ -134,6 +135,7 @@ class NetworkPolicy:
             raise TypeError(f"pin must be a bool, not {type(self.pin).__name__}")
         if isinstance(self.allow, str):
             raise TypeError("allow is a sequence of networks, not one str")
+        object.__setattr__(self, "allow", tuple(self.allow))
         object.__setattr__(self, "_allowed", tuple(_network(n) for n in self.allow))
         if self.resolver is not None and not callable(self.resolver):
             raise TypeError("resolver must be an async function (host, port) -> addresses")

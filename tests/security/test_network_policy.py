@@ -106,7 +106,7 @@ async def victim() -> AsyncIterator[FakeAgent]:
         ("100.64.0.1", "private"), ("fd00:ec2::254", "private"), ("::ffff:10.1.2.3", "private"),
         ("169.254.169.254", "link-local"), ("fe80::1%eth0", "link-local"),
         ("::ffff:169.254.169.254", "link-local"),
-        ("0.0.0.0", "reserved"), ("::", "reserved"), ("240.0.0.1", "reserved"),
+        ("0.0.0.0", "loopback"), ("::", "loopback"), ("240.0.0.1", "reserved"),
         ("224.0.0.1", "reserved"), ("::127.0.0.1", "reserved"),
         ("93.184.216.34", "public"), ("2606:4700::1111", "public"), ("::ffff:8.8.8.8", "public"),
     ],
