@@ -64,7 +64,7 @@ _SHAPES = re.compile(
             # A query parameter or assignment whose name says it is secret
             r"(?P<keep3>(?:[?&;]|\b)(?:access_token|refresh_token|id_token|api_?key|apikey"
             r"|client_secret|password|passwd|secret|token|sig|signature)\s*[=:]\s*)"
-            r"[^\s&#;,'\"]{4,}",
+            r"(?=[^\s&#;,'\"]*[0-9_.~+/=-])[^\s&#;,'\"]{4,}",
         )
     ),
     re.IGNORECASE,

@@ -80,7 +80,14 @@ def test_strings_shaped_like_credentials_are_removed(text: str, left: str) -> No
 
 @pytest.mark.parametrize(
     "text",
-    ["Basic information about tasks", "a bearer of good news", "the task-1234 ended", "skills"],
+    [
+        "Basic information about tasks",
+        "a bearer of good news",
+        "the task-1234 ended",
+        "skills",
+        "Token: the next step",
+        "Passwords: never share them",
+    ],
 )
 def test_ordinary_words_stay(text: str) -> None:
     assert inner(from_agent(text)) == text
