@@ -41,34 +41,40 @@ _FENCE_CHARACTERS = str.maketrans({"\u27e6": "[", "\u27e7": "]"})
 MIN_SECRET = 4
 
 # Strings shaped like credentials, whoever's they are: each is replaced whole (the named
-# groups ``keep`` stay, to say what was there).
+# groups ``keep`` stay, to say what was there). Each pattern starts where the character
+# before cannot continue it, and looks ahead a bounded way: the time is linear in the text.
 _SHAPES = re.compile(
     "|".join(
         (
             # An Authorization value: "Bearer <token>", "Basic <base64>"...
-            r"(?P<keep>\b(?:Bearer|Basic|Token)\s+)(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}",
+            r"(?P<keep>\b(?:Bearer|Basic|Token)\s{1,8})"
+            r"(?=[A-Za-z]{0,256}[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}",
             # A JSON Web Token (a JWS header and payload, both JSON objects, and a signature)
-            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
             # Provider keys by their documented prefixes: OpenAI and Anthropic (sk-), GitHub,
             # GitLab, Slack, AWS access key ids, Google API keys
-            r"\bsk-[A-Za-z0-9_-]{20,}",
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
-            r"\bglpat-[A-Za-z0-9_-]{20,}",
-            r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+            r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}",
+            r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+            r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}",
+            r"(?<![A-Za-z0-9-])xox[abprs]-[A-Za-z0-9-]{10,}",
             r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-            r"\bAIza[0-9A-Za-z_-]{35}",
-            # A PEM private key, whole
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+            r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}",
+            # A PEM private key, whole (or to the end, when cut short)
+            r"-----BEGIN [A-Z ]{0,32}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]{0,32}PRIVATE KEY-----|$)",
             # The password of a URL's user information
-            r"(?P<keep2>[a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)",
-            # A query parameter or assignment whose name says it is secret
-            r"(?P<keep3>(?:[?&;]|\b)(?:access_token|refresh_token|id_token|api_?key|apikey"
-            r"|client_secret|password|passwd|secret|token|sig|signature)\s*[=:]\s*)"
-            r"(?=[^\s&#;,'\"]*[0-9_.~+/=-])[^\s&#;,'\"]{4,}",
+            r"(?P<keep2>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://[^\s:/@]{1,256}:)[^\s@/]{1,256}(?=@)",
+            # A query parameter or assignment whose name says it is secret, when its value
+            # holds a digit or a sign (a word of prose stays)
+            r"(?P<keep3>(?<![A-Za-z0-9])(?:access_token|refresh_token|id_token|api_?key|apikey"
+            r"|client_secret|password|passwd|secret|token|sig|signature)\s{0,8}[=:]\s{0,8})"
+            r"(?=[^\s&#;,'\"]{0,256}[0-9_.~+/=-])[^\s&#;,'\"]{4,}",
         )
     ),
     re.IGNORECASE,
 )
+#: How far past its limit a text is cleaned before it is cut (a secret that straddles the
+#: limit is found whole, then cut away with the rest).
+_MARGIN = 4096
 
 
 def _shape(match: re.Match[str]) -> str:
@@ -76,15 +82,20 @@ def _shape(match: re.Match[str]) -> str:
     return kept + REDACTED
 
 
-def cleaned(text: str, secrets: Iterable[str] = (), *, one_line: bool = False) -> str:
+def cleaned(
+    text: str, secrets: Iterable[str] = (), *, one_line: bool = False, limit: int | None = None
+) -> str:
     """``text`` without the characters of ``UNSAFE_CHARACTERS`` and ``INVISIBLE_CHARACTERS``
     (``\\r\\n`` made ``\\n``; with ``one_line``, every run of white space one space), each of
     ``secrets`` (at least ``MIN_SECRET`` characters) and each string shaped like a
     credential replaced by ``[redacted]``, and the fence characters ``⟦`` ``⟧`` made ``[``
-    ``]``. Not capped, not fenced: ``from_agent`` does both."""
+    ``]``. With ``limit``, what lies well past it is dropped before the search. Not capped,
+    not fenced: ``from_agent`` does both."""
     text = _HIDDEN.sub("", text.replace("\r\n", "\n"))  # first: no hidden character splits a secret
     if one_line:
         text = " ".join(text.split())
+    if limit is not None:
+        text = text[: limit + _MARGIN]
     for secret in sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     text = _SHAPES.sub(_shape, text)
@@ -110,7 +121,7 @@ def from_agent(
     """
     if not isinstance(text, str):
         raise TypeError(f"from_agent takes a str, not {type(text).__name__}")
-    inner = clipped(cleaned(text, secrets, one_line=one_line), limit)
+    inner = clipped(cleaned(text, secrets, one_line=one_line, limit=limit), limit)
     return f"{AGENT_TEXT_OPEN}{inner}{AGENT_TEXT_CLOSE}"
 
 

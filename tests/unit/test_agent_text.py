@@ -125,3 +125,19 @@ def test_json_strings_are_each_fenced() -> None:
 
 def test_cleaned_alone_does_not_fence() -> None:
     assert cleaned("a\u27e6b\u27e7") == "a[b]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 200_000, "a." * 100_000, "eyJ-" * 50_000, "token:" * 33_000, "ghp_" * 50_000,
+        "eyJaaaaaaaaa.eyJ" + "b" * 200_000, "a://b:" * 33_000, "Bearer " * 28_000,
+        "token" + " " * 200_000, "-----BEGIN " * 18_000,
+    ],
+    ids=lambda text: repr(text[:12]),
+)  # fmt: skip
+def test_a_text_made_to_be_slow_is_cleaned_in_one_pass(text: str) -> None:
+    """Each pattern is linear in the text: were one quadratic, these texts would take
+    minutes (the suite's per-test timeout stops it)."""
+    assert len(cleaned(text)) <= len(text)
+    assert len(inner(from_agent(text))) <= 8000
