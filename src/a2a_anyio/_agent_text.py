@@ -153,7 +153,7 @@ def fenced_json(value: Any, *, limit: int, secrets: Iterable[str] = ()) -> Any:
             for key, member in item.items():
                 if budget[0] <= 0:
                     break
-                out[clipped(cleaned(str(key), held, one_line=True), 64)] = walk(member)
+                out[clipped(cleaned(str(key), held, one_line=True, limit=64), 64)] = walk(member)
             return out
         if isinstance(item, list | tuple):
             items = []
