@@ -75,9 +75,11 @@ from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delay
 from a2a_anyio._stream import MessageStream
 
 if _TYPE_CHECKING:
+    from a2a_anyio._agent_text import from_agent
     from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
     from a2a_anyio._card_check import CardProblem, check_card
     from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
+    from a2a_anyio._network import A2ANetworkPolicyError, NetworkPolicy
     from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
     from a2a_anyio._pool import AgentPool, FanOutStream, fan_out, fan_out_stream
     from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
@@ -115,6 +117,8 @@ _LAZY = {
     "get_task": "a2a_anyio._oneshot",
     "send_text": "a2a_anyio._oneshot",
     "AgentPool": "a2a_anyio._pool",
+    "A2ANetworkPolicyError": "a2a_anyio._network",
+    "NetworkPolicy": "a2a_anyio._network",
     "AgentEntry": "a2a_anyio._registry",
     "AgentRegistry": "a2a_anyio._registry",
     "AgentRegistryError": "a2a_anyio._registry",
@@ -129,6 +133,7 @@ _LAZY = {
     "AgentToolFile": "a2a_anyio._tool",
     "AgentToolProgress": "a2a_anyio._tool",
     "AgentToolResult": "a2a_anyio._tool",
+    "from_agent": "a2a_anyio._agent_text",
     "SyncAgentTool": "a2a_anyio._sync_tool",
 }
 
@@ -162,6 +167,7 @@ __all__ = [
     "A2AConnectionError",
     "A2ADiscoveryError",
     "A2AHTTPError",
+    "A2ANetworkPolicyError",
     "A2AProtocolError",
     "A2ARPCError",
     "A2AServerError",
@@ -215,6 +221,7 @@ __all__ = [
     "MethodNotFoundError",
     "MutualTLS",
     "NO_RETRY",
+    "NetworkPolicy",
     "OAuth2ClientCredentials",
     "Operation",
     "ParseError",
@@ -255,6 +262,7 @@ __all__ = [
     "discover",
     "fan_out",
     "fan_out_stream",
+    "from_agent",
     "get_task",
     "merge_streams",
     "no_retry_delays",

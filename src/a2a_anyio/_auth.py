@@ -135,6 +135,11 @@ class Auth(ABC):
     def check(self) -> None:  # noqa: B027 (a scheme with nothing to check keeps this one)
         """ValueError (naming the field, not its value) if a field cannot go into a request."""
 
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values this scheme holds now, as sent (kept out of an agent's text
+        before a model reads it)."""
+        return ()
+
 
 @dataclass(frozen=True, slots=True)
 class MutualTLS:
@@ -151,6 +156,7 @@ class CallableAuth(Auth):
 
     def __init__(self, provider: Callable[[], str | Awaitable[str]]) -> None:
         self._provider = provider
+        self._last: str | None = None
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
         value = self._provider()
@@ -159,14 +165,24 @@ class CallableAuth(Auth):
         value = str(value)
         if not HEADER_VALUE.fullmatch(value):
             raise ValueError(f"the auth function returned a value that holds {_WHY[HEADER_VALUE]}")
-        headers["Authorization"] = value
+        headers["Authorization"] = self._last = value
         return url
 
     async def refresh(self) -> bool:
         return True
 
+    def secrets(self) -> tuple[str, ...]:
+        """The last value the function returned, and its token."""
+        return authorization_secrets(self._last) if self._last else ()
+
     def __repr__(self) -> str:
         return f"CallableAuth({getattr(self._provider, '__name__', 'provider')})"
+
+
+def authorization_secrets(value: str) -> tuple[str, ...]:
+    """A header value and, for ``Scheme token``, the token alone."""
+    token = value.strip().partition(" ")[2].strip()
+    return (value, token) if token else (value,)
 
 
 AuthInput = str | Auth | MutualTLS | Callable[[], str | Awaitable[str]] | None
@@ -209,6 +225,18 @@ class Credentials(NamedTuple):
             if name.lower() == "authorization":
                 value = given  # the call's over the client's
         return value is not None and " " not in value.strip()
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value these credentials send: the headers' values (an
+        ``Authorization`` value's token too, a cookie's value too) and the scheme's."""
+        found: list[str] = []
+        for name, value in (*self.headers.items(), *self.call_headers.items()):
+            found += authorization_secrets(value)
+            if name.lower() == "cookie":
+                found += [p.partition("=")[2].strip() for p in value.split(";")]
+        if self.auth is not None:
+            found += self.auth.secrets()
+        return tuple(s for s in dict.fromkeys(found) if s)
 
     def for_call(self, *layers: Mapping[str, str]) -> Credentials:
         """These credentials with the headers of one call, each layer over those before it

@@ -8,7 +8,7 @@ import base64
 import json
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 import anyio
 
@@ -50,6 +50,10 @@ class Bearer(Auth):
         headers["Authorization"] = f"Bearer {self.token}"
         return url
 
+    def secrets(self) -> tuple[str, ...]:
+        """The token."""
+        return (self.token,)
+
     def __repr__(self) -> str:
         return f"Bearer(token={_hidden(self.token)})"
 
@@ -78,6 +82,11 @@ class Basic(Auth):
         pair = f"{self.username}:{self.password}".encode()
         headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         return url
+
+    def secrets(self) -> tuple[str, ...]:
+        """The password, and the pair as the header carries it."""
+        pair = base64.b64encode(f"{self.username}:{self.password}".encode()).decode("ascii")
+        return (self.password, pair)
 
     def __repr__(self) -> str:
         return f"Basic(username={self.username!r}, password={_hidden(self.password)})"
@@ -126,6 +135,10 @@ class ApiKey(Auth):
             query = [*parse_qsl(parts.query, keep_blank_values=True), (self.name, self.value)]
             return urlunsplit(parts._replace(query=urlencode(query)))
         return url
+
+    def secrets(self) -> tuple[str, ...]:
+        """The key, and the key as a query carries it."""
+        return (self.value, quote(self.value, safe=""), quote_plus(self.value))
 
     def __repr__(self) -> str:
         return f"ApiKey(name={self.name!r}, location={self.location!r}, value=***)"
@@ -222,6 +235,10 @@ class OAuth2ClientCredentials(Auth):
         """After a 401: forget the token, so the next try fetches a new one; returns True."""
         self._token = None
         return True
+
+    def secrets(self) -> tuple[str, ...]:
+        """The client secret, and the token fetched with it."""
+        return (self.client_secret, *((self._token,) if self._token else ()))
 
     def __repr__(self) -> str:
         return (

@@ -110,6 +110,7 @@ from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
     from a2a_anyio._conversation import Conversation
+    from a2a_anyio._network import NetworkPolicy
     from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
     from a2a_anyio._tool import AgentTool, AgentToolProgress
@@ -145,6 +146,7 @@ class AgentOptions(TypedDict, total=False):
     interceptors: Sequence[Interceptor | object]
     cancel_on_exit: bool
     cancel_grace: float
+    network_policy: NetworkPolicy | None
 
 
 class ClientOptions(AgentOptions, total=False):
@@ -456,6 +458,7 @@ class A2AClient:
         interceptors: Sequence[Interceptor | object] = (),
         cancel_on_exit: bool = False,
         cancel_grace: float = DEFAULT_CANCEL_GRACE,
+        network_policy: NetworkPolicy | None = None,
     ) -> None:
         if url is None and endpoint is None:
             raise ValueError("A2AClient needs a url or an endpoint")
@@ -492,6 +495,11 @@ class A2AClient:
             auth, headers, cookies, [*own, *trusted_origins], cross_origin
         )
         self._observer = observer(logger, tracing)
+        network = None
+        if network_policy is not None:
+            from a2a_anyio._network import guarded
+
+            network = guarded(network_policy, http_client, [*own, *trusted_origins])
         self._http = HttpTransport(
             http_client,
             verify=verify,
@@ -500,6 +508,7 @@ class A2AClient:
             max_event_bytes=max_event_bytes,
             client_cert=auth if isinstance(auth, MutualTLS) else None,
             observer=self._observer,
+            network=network,
         )
         if verify is False:
             warn_unverified(self.url or self.endpoint or "")

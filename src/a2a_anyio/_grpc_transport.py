@@ -59,6 +59,7 @@ from a2a_anyio._errors import (
     clipped,
 )
 from a2a_anyio._http import HttpTransport, VerifyTypes, ssl_context
+from a2a_anyio._network import connect_tcp
 from a2a_anyio._observe import about, redacted
 from a2a_anyio._sent import request_sent
 from a2a_anyio._transport_rules import StreamTimeouts, renew
@@ -595,7 +596,7 @@ class GrpcTransport:
         ) as scope:
             sock: ByteStream | None = None
             try:
-                sock = await anyio.connect_tcp(host, port)
+                sock = await connect_tcp(self.http.network, url, host, port)  # (_network)
                 if scheme == "https":
                     sock = await self._handshake(sock, host)
                 conn = _Connection(sock, urlsplit(url).netloc.rpartition("@")[2], scheme)

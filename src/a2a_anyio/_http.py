@@ -39,6 +39,7 @@ from a2a_anyio._transport_rules import renew
 
 if TYPE_CHECKING:
     from a2a_anyio._cookies import CookieJar
+    from a2a_anyio._network import NetworkGuard, NetworkPolicy
 
 AsyncClient = httpx.AsyncClient
 VerifyTypes = bool | str | ssl.SSLContext
@@ -74,6 +75,8 @@ class OwnClient(httpx.AsyncClient):
         super().__init__(transport=origins, **options)
         #: The transports it sends through, by origin.
         self.origins = origins
+        #: The network policy its transports enforce (``_network``), or None.
+        self.network_policy = origins.network_policy
 
 
 #: Connections of one of httpx's transports. Its connection pool goes over all its
@@ -91,7 +94,7 @@ class _Shard:
 
     __slots__ = ("active", "cap", "origin", "transport")
 
-    def __init__(self, origin: _Origin, transport: httpx.AsyncHTTPTransport, cap: int) -> None:
+    def __init__(self, origin: _Origin, transport: httpx.AsyncBaseTransport, cap: int) -> None:
         self.origin = origin
         self.transport = transport
         self.cap = cap
@@ -126,9 +129,16 @@ class OriginTransports(httpx.AsyncBaseTransport):
     connections, among the ``MAX_IDLE_SHARDS`` used last; the others are closed.
     """
 
-    def __init__(self, *, verify: ssl.SSLContext, limits: httpx.Limits) -> None:
+    def __init__(
+        self,
+        *,
+        verify: ssl.SSLContext,
+        limits: httpx.Limits,
+        network_policy: NetworkPolicy | None = None,
+    ) -> None:
         self.verify = verify
         self.limits = limits
+        self.network_policy = network_policy
         self._origins: dict[Origin, _Origin] = {}
         self._idle: dict[_Shard, None] = {}  # transports without a request, oldest first
 
@@ -185,7 +195,12 @@ class OriginTransports(httpx.AsyncBaseTransport):
                 max_keepalive_connections=cap if keep is None else min(cap, keep),
                 keepalive_expiry=self.limits.keepalive_expiry,
             )
+            transport: httpx.AsyncBaseTransport
             transport = httpx.AsyncHTTPTransport(verify=self.verify, limits=limits)
+            if self.network_policy is not None:  # a transport per origin, pinned per request
+                from a2a_anyio._http_pinned import PinnedTransport
+
+                transport = PinnedTransport(transport, self.network_policy)
             shard = _Shard(origin, transport, cap)
             origin.shards[shard] = None
             origin.caps += cap
@@ -279,8 +294,11 @@ def make_client(
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     max_connections: int | None = None,
     client_cert: MutualTLS | None = None,
+    network_policy: NetworkPolicy | None = None,
 ) -> httpx.AsyncClient:
-    """The httpx client an A2AClient or an AgentPool owns when none is injected."""
+    """The httpx client an A2AClient or an AgentPool owns when none is injected (under a
+    ``network_policy``, it takes no proxy from the environment: the policy resolves and
+    connects itself)."""
     if isinstance(verify, str) or client_cert is not None:
         context = ssl_context(verify, client_cert)
     else:
@@ -290,7 +308,8 @@ def make_client(
     # queue the streams past the cap behind the ones running (a fan-out stalls).
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=100)
     return OwnClient(
-        origins=OriginTransports(verify=context, limits=limits),
+        origins=OriginTransports(verify=context, limits=limits, network_policy=network_policy),
+        trust_env=network_policy is None,
         verify=context,  # for the proxies of the environment, if any
         timeout=unlimited(connect_timeout),
         headers={"User-Agent": _USER_AGENT},
@@ -469,8 +488,11 @@ class HttpTransport:
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         client_cert: MutualTLS | None = None,
         observer: Observer | None = None,
+        network: NetworkGuard | None = None,
     ) -> None:
         self.owns_client = owns_client if owns_client is not None else client is None
+        #: The network policy of the client's requests, bound to its own URLs (``_network``).
+        self.network = network
         self.observer = observer if observer is not None else Observer()
         if client is None:
             client = make_client(
@@ -478,6 +500,7 @@ class HttpTransport:
                 connect_timeout=connect_timeout,
                 max_connections=max_connections,
                 client_cert=client_cert,
+                network_policy=network.policy if network is not None else None,
             )
         self.client = client
         #: The timeouts of a unary request: the client's connect timeout only (an injected
@@ -697,6 +720,8 @@ class HttpTransport:
         }
         if ON_SENT.get() is not None:  # someone waits for it to go out (httpcore's trace)
             extensions["trace"] = _tell_when_sent
+        if self.network is not None:
+            extensions["a2a_anyio.network"] = self.network  # (_network.EXTENSION)
         return httpx.Request(method, target, content=content, headers=sent, extensions=extensions)
 
     def _add_cookies(

@@ -83,6 +83,10 @@ class AgentPool:
         check_timeout(timeout)
         check_options(opts.get("auth"), opts.get("headers"), opts.get("cookies"))
         Interceptors(opts.get("interceptors", ()))
+        if opts.get("network_policy") is not None:  # checked now, as a client would
+            from a2a_anyio._network import guarded
+
+            guarded(opts["network_policy"], http_client, ())
         self._tracing = tracing_for(tracing)  # without OpenTelemetry: ImportError now
         if verify is False:
             warn_unverified("the agents of this pool")
@@ -101,10 +105,12 @@ class AgentPool:
     def _transport(self) -> HttpTransport:
         """The shared transport, made again after ``aclose()``."""
         if self._http is None:
+            policy = self._options.get("network_policy")
             self._http = HttpTransport(
                 self._given_client,
                 verify=self._verify,
                 max_connections=self._max_connections,
+                network=policy.guard(()) if policy is not None else None,
             )
         return self._http
 

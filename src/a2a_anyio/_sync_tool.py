@@ -6,7 +6,7 @@ import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from a2a_anyio._model import AgentCard
+from a2a_anyio._model import AgentCard, Message, Task
 from a2a_anyio._sync_portal import Calls, off_loop
 from a2a_anyio._tool import AgentTool, AgentToolResult, ProgressCallback
 
@@ -57,6 +57,10 @@ class SyncAgentTool:
     def to_mcp(self) -> dict[str, Any]:
         """As ``AgentTool.to_mcp``."""
         return self._tool.to_mcp()
+
+    def result(self, answer: Task | Message) -> AgentToolResult:
+        """As ``AgentTool.result``."""
+        return self._tool.result(answer)
 
     def __repr__(self) -> str:
         return f"<Sync{repr(self._tool).removeprefix('<')}"

@@ -2,8 +2,9 @@
 
 An ``AgentTool`` is framework-neutral: a name, a description and a JSON Schema made from the
 agent's card, and a call that sends a message and gives back an answer a model can read. Its
-``to_openai``, ``to_anthropic`` and ``to_mcp`` are the plain dicts those APIs take. The card's
-text is the agent's, untrusted: control characters are left out and its length is bounded.
+``to_openai``, ``to_anthropic`` and ``to_mcp`` are the plain dicts those APIs take. What the
+agent wrote (its card, its answers) reaches a model only through ``from_agent``: cleaned,
+capped and fenced.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import json
 import re
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from a2a_anyio._abandon import CancelGuard
+from a2a_anyio._agent_text import cleaned, fenced_json, from_agent, unfenced
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
 from a2a_anyio._errors import (
     UNSAFE_CHARACTERS,
@@ -53,6 +55,16 @@ MAX_SKILLS = 100
 #: The conversations a tool remembers by context id, for a call that continues one.
 MAX_CONTEXTS = 256
 _PROGRESS_TEXT = 200
+#: The longest text of an answer a model reads (characters), the status message's, each
+#: data value's (as JSON), each id's and file's; at most ``MAX_PARTS`` data values and files.
+MAX_RESULT_TEXT = 20_000
+MAX_RESULT_MESSAGE = 2000
+MAX_RESULT_DATA = 4000
+MAX_RESULT_ID = 200
+MAX_PARTS = 50
+#: What a skill id must be to be offered as the ``skill`` argument: an id the model gives
+#: back as it is, which holds no words (it is not fenced: it must be given back exactly).
+SKILL_ID = re.compile(r"[A-Za-z0-9_.:/@+-]{1,64}")
 
 _UNSAFE = re.compile(f"[{UNSAFE_CHARACTERS}]")
 _NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]+")
@@ -66,7 +78,16 @@ def plain(text: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(plain(text).split())
+    return cleaned(text, one_line=True)
+
+
+Secrets = Callable[[], Iterable[str]]
+
+
+def secrets_of(client: A2AClient) -> Secrets:
+    """What gives the secrets ``client`` holds (its credentials' values, as they are when
+    asked), to keep them out of what a model reads."""
+    return client._credentials.secrets
 
 
 def tool_name(name: str) -> str:
@@ -78,7 +99,11 @@ def tool_name(name: str) -> str:
     return made or "agent"
 
 
-def _description(card: AgentCard) -> str:
+#: What a tool's description says before the card's words.
+DESCRIPTION_LEAD = "A remote A2A agent; its card says: "
+
+
+def _description(card: AgentCard, secrets: Iterable[str]) -> str:
     text = _one_line(card.name)
     about = _one_line(card.description)
     if about:
@@ -93,7 +118,8 @@ def _description(card: AgentCard) -> str:
         skills.append(clipped(said[0] + about, 200))
     if skills:
         text += f" Skills: {'; '.join(skills)}."
-    return clipped(text, MAX_DESCRIPTION)
+    room = MAX_DESCRIPTION - len(DESCRIPTION_LEAD) - len(from_agent(""))
+    return DESCRIPTION_LEAD + from_agent(text, limit=room, secrets=secrets, one_line=True)
 
 
 def _parameters(card: AgentCard) -> dict[str, Any]:
@@ -104,7 +130,7 @@ def _parameters(card: AgentCard) -> dict[str, Any]:
             "description": "Structured input for the agent, sent with the text as a data part.",
         },
     }
-    skills = list(dict.fromkeys(skill.id for skill in card.skills[:MAX_SKILLS]))
+    skills = list(dict.fromkeys(s.id for s in card.skills[:MAX_SKILLS] if SKILL_ID.fullmatch(s.id)))
     if skills:
         properties["skill"] = {
             "type": "string",
@@ -178,10 +204,12 @@ class AgentToolResult:
     data: list[Any] = field(default_factory=list)
     files: list[AgentToolFile] = field(default_factory=list)
     answer: Task | Message | None = field(default=None, repr=False, compare=False)
+    secrets: Secrets = field(default=tuple, repr=False, compare=False)
 
     @classmethod
-    def of(cls, answer: Task | Message) -> AgentToolResult:
-        """The result that ``answer`` (an agent's Task or Message) makes."""
+    def of(cls, answer: Task | Message, secrets: Secrets = tuple) -> AgentToolResult:
+        """The result that ``answer`` (an agent's Task or Message) makes; ``secrets`` gives
+        the credentials that ``to_text`` and ``to_dict`` leave out (``from_agent``)."""
         if isinstance(answer, Message):
             return cls(
                 text=answer.text,
@@ -191,6 +219,7 @@ class AgentToolResult:
                 data=_data(answer.parts),
                 files=_files(answer.parts, None),
                 answer=answer,
+                secrets=secrets,
             )
         status = answer.status.message
         files = [f for artifact in answer.artifacts for f in _files(artifact.parts, artifact.name)]
@@ -203,6 +232,7 @@ class AgentToolResult:
             data=[value for artifact in answer.artifacts for value in _data(artifact.parts)],
             files=files,
             answer=answer,
+            secrets=secrets,
         )
 
     @property
@@ -211,43 +241,73 @@ class AgentToolResult:
         return self.state in (TaskState.FAILED, TaskState.REJECTED, TaskState.CANCELED)
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as a JSON-ready dict (data a registered type decoded is written with
-        ``str``)."""
+        """The result as a JSON-ready dict, for a model: each string the agent wrote (its
+        text, message, ids, the strings of its data, its files' names, types and URLs)
+        through ``from_agent``, as ``to_text`` writes them; data a registered type decoded
+        is written with ``str``."""
+        held = tuple(self.secrets())
         return {
             "state": self.state.value if self.state is not None else None,
-            "text": self.text,
-            "message": self.message,
-            "task_id": self.task_id,
-            "context_id": self.context_id,
-            "data": json.loads(json.dumps(self.data, default=str)),
-            "files": [f.to_dict() for f in self.files],
+            "text": self._fenced(self.text, MAX_RESULT_TEXT, held),
+            "message": self._fenced(self.message, MAX_RESULT_MESSAGE, held),
+            "task_id": self._id(self.task_id, held),
+            "context_id": self._id(self.context_id, held),
+            "data": fenced_json(self.data[:MAX_PARTS], limit=MAX_RESULT_TEXT, secrets=held),
+            "files": [
+                {
+                    key: value
+                    if key == "size" or value is None
+                    else self._fenced(value, 500, held, True)
+                    for key, value in f.to_dict().items()
+                }
+                for f in self.files[:MAX_PARTS]
+            ],
         }
 
     def to_text(self) -> str:
         """The result in words, for a model: the answer, or what became of the task and,
-        when the agent waits for input, how to answer it."""
+        when the agent waits for input, how to answer it. What the agent wrote is each
+        time between the fences of ``from_agent``; the rest is this library's."""
+        held = tuple(self.secrets())
         state, said = self.state, self.message.strip()
         lines = []
         if state is None or state is TaskState.COMPLETED:
-            lines.append(self.text or said or "(the agent answered without text)")
+            if self.text or said:
+                lines.append(self._fenced(self.text or said, MAX_RESULT_TEXT, held))
+            else:
+                lines.append("(the agent answered without text)")
         else:
             lead = _LEADS.get(state, f"The agent's task is {state.value}")
-            lines.append(f"{lead}: {said}" if said else f"{lead}.")
+            message = self._fenced(said, MAX_RESULT_MESSAGE, held)
+            lines.append(f"{lead}: {message}" if said else f"{lead}.")
             if self.text:
-                lines.append(self.text)
+                lines.append(self._fenced(self.text, MAX_RESULT_TEXT, held))
         lines += [
-            f"data: {json.dumps(value, ensure_ascii=False, default=str)}" for value in self.data
+            "data: "
+            + self._fenced(
+                json.dumps(value, ensure_ascii=False, default=str), MAX_RESULT_DATA, held
+            )
+            for value in self.data[:MAX_PARTS]
         ]
-        lines += [f"file: {f}" for f in self.files]
+        lines += ["file: " + self._fenced(str(f), 500, held, True) for f in self.files[:MAX_PARTS]]
         if self.context_id is not None:
+            context = self._id(self.context_id, held)
             if state is not None and state.is_interrupted:
-                task = f" (task {self.task_id})" if self.task_id else ""
-                lines.append(
-                    f"To answer, call the tool again with context_id {self.context_id!r}{task}."
-                )
+                task = f" (task {self._id(self.task_id, held)})" if self.task_id else ""
+                lines.append(f"To answer, call the tool again with context_id {context}{task}.")
             else:
-                lines.append(f"(context_id {self.context_id!r} continues this conversation)")
-        return plain("\n".join(lines))
+                lines.append(f"(context_id {context} continues this conversation)")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _fenced(text: str, limit: int, held: Iterable[str], one_line: bool = False) -> str:
+        return from_agent(text, limit=limit, secrets=held, one_line=one_line)
+
+    @staticmethod
+    def _id(value: str | None, held: Iterable[str]) -> str | None:
+        if value is None:
+            return None
+        return from_agent(value, limit=MAX_RESULT_ID, secrets=held, one_line=True)
 
     def __str__(self) -> str:
         return self.to_text()
@@ -367,7 +427,8 @@ class AgentTool:
         self._client = client
         self._card = card
         self._name = name if name is not None else tool_name(card.name)
-        self._description = _description(card)
+        self._secrets = secrets_of(client)
+        self._description = _description(card, self._secrets())
         self._parameters = _parameters(card)
         self.timeout = timeout
         self.on_progress = on_progress
@@ -380,8 +441,9 @@ class AgentTool:
 
     @property
     def description(self) -> str:
-        """What the tool does: the card's name, description and skills, cleaned and at most
-        ``MAX_DESCRIPTION`` characters."""
+        """What the tool does: ``DESCRIPTION_LEAD``, then the card's name, description and
+        skills through ``from_agent`` (on one line), at most ``MAX_DESCRIPTION`` characters
+        in all."""
         return self._description
 
     @property
@@ -393,6 +455,11 @@ class AgentTool:
     def card(self) -> AgentCard:
         """The agent's card the tool was made from."""
         return self._card
+
+    def result(self, answer: Task | Message) -> AgentToolResult:
+        """The result ``answer`` makes, which leaves the client's credentials out of what a
+        model reads (``AgentToolResult.of`` with its secrets)."""
+        return AgentToolResult.of(answer, self._secrets)
 
     def to_openai(self) -> dict[str, Any]:
         """The tool as the OpenAI Chat Completions API takes it:
@@ -450,7 +517,7 @@ class AgentTool:
             answer = exc.task
         if isinstance(answer, Task) and answer.context_id is None and answer.state.is_interrupted:
             answer = await self._with_context(answer)
-        result = AgentToolResult.of(answer)
+        result = AgentToolResult.of(answer, self._secrets)
         context_id = result.context_id or conversation.context_id  # an answer may not say it
         if context_id is None:
             return result
@@ -492,7 +559,9 @@ class AgentTool:
             raise ValueError(
                 f"the argument 'skill' of {self.name} is one of {known}, not {skill!r}"
             )
-        return _Arguments(given["text"], data and dict(data), skill, given.get("context_id"))
+        context_id = given.get("context_id")  # as the model read it: fenced, perhaps
+        context_id = unfenced(context_id) if context_id is not None else None
+        return _Arguments(given["text"], data and dict(data), skill, context_id)
 
     # -- conversations ----------------------------------------------------------------
 

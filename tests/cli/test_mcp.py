@@ -25,11 +25,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from a2a_anyio import TaskState
+from a2a_anyio._agent_text import unfenced
 from a2a_anyio.cli import main
 from a2a_anyio.cli._mcp import is_loopback, unique
 from a2a_anyio.testing import FakeAgent
 from tests.testing._helpers import wait_until
-from tests.testing.test_tool import Slow, make_agent
+from tests.testing.test_tool import Slow, fenced, make_agent
 
 from .conftest import clean_env, closed_port
 
@@ -92,15 +93,21 @@ async def test_an_mcp_host_lists_the_tools_and_calls_an_agent(anyio_backend_name
     assert names == ["Table_Booker", "list_agents", "get_task", "cancel_task"]
     schema = tools[0].input_schema
     assert schema["required"] == ["text"] and "skill" in schema["properties"]
-    assert tools[0].description is not None and tools[0].description.startswith("Table Booker:")
+    assert tools[0].description is not None
+    assert tools[0].description.endswith(
+        fenced(
+            "Table Booker: Books tables in restaurants. Skills: report (Report: Writes a report.); book (Book: Books a table.); vault (Vault); fail (Fail); reject (Reject); echo (Echo); hello (Hello)."
+        )
+    )
     assert not result.is_error
-    assert text(result).startswith("part 1 and part 2\ndata: {")
+    assert text(result).startswith(fenced("part 1 and part 2") + "\ndata: ")
     structured = result.structured_content
     assert structured is not None
     assert (structured["state"], structured["data"]) == ("completed", [{"pages": 2}])
     # The agent's events, as they came: MCP progress notifications.
     assert progress.values == sorted(progress.values) and len(progress.values) >= 4
-    assert "working: writing" in progress.messages and "working: part 1" in progress.messages
+    assert f"working: {fenced('writing')}" in progress.messages
+    assert f"working: {fenced('part 1')}" in progress.messages
     assert progress.messages[-1] == "completed"
 
 
@@ -118,11 +125,13 @@ async def test_an_agent_that_asks_for_input_is_answered_with_its_context(
                     "Table_Booker", {"text": "Friday", "context_id": context}
                 )
     assert not asked.is_error
-    assert text(asked).startswith("The agent asks for more input: which date?\nTo answer,")
-    assert f"context_id {context!r}" in text(asked)
+    assert text(asked).startswith(
+        f"The agent asks for more input: {fenced('which date?')}\nTo answer,"
+    )
+    assert f"context_id {context}" in text(asked)  # as the model reads it: fenced
     assert done.structured_content is not None
     assert done.structured_content["task_id"] == asked.structured_content["task_id"]
-    assert text(done).startswith(f"booked on Friday in {context}")
+    assert text(done).startswith(fenced(f"booked on Friday in {unfenced(context)}"))
 
 
 async def test_cancelling_the_mcp_request_cancels_the_agents_task(anyio_backend_name: str) -> None:
@@ -131,7 +140,7 @@ async def test_cancelling_the_mcp_request_cancels_the_agents_task(anyio_backend_
     async with agent.serve():
         with anyio.fail_after(LIMIT):
             async with bridge(anyio_backend_name, "-a", agent.url, "mcp") as session:
-                progress = Progress(wanted="working: thinking")
+                progress = Progress(wanted=f"working: {fenced('thinking')}")
                 async with anyio.create_task_group() as tg:
 
                     async def call() -> None:
@@ -160,11 +169,12 @@ async def test_failures_are_results_the_model_reads(anyio_backend_name: str) -> 
                 broken = await session.call_tool("Table_Booker", {"text": "x", "skill": "echo"})
                 with pytest.raises(MCPError, match="no tool named 'nope'"):
                     await session.call_tool("nope", {})
-    assert failed.is_error and text(failed).startswith("The agent's task failed: no table left")
+    assert failed.is_error
+    assert text(failed).startswith(f"The agent's task failed: {fenced('no table left')}")
     assert wrong.is_error and text(wrong) == (
         "Table_Booker has no argument 'colour': it takes text, data, skill, context_id"
     )
-    assert broken.is_error and text(broken).startswith("HTTP 500")
+    assert broken.is_error and text(broken).startswith("The call failed: ⟦agent⟧HTTP 500")
 
 
 async def test_list_agents_get_task_and_cancel_task(anyio_backend_name: str) -> None:
@@ -192,7 +202,8 @@ async def test_list_agents_get_task_and_cancel_task(anyio_backend_name: str) -> 
     assert listed.structured_content is not None
     first, second = listed.structured_content["agents"]
     assert (first["tool"], first["url"], first["streaming"]) == ("Table_Booker", served, True)
-    assert {"id": "book", "name": "Book", "description": "Books a table."} in first["skills"]
+    book = {"id": fenced("book"), "name": fenced("Book"), "description": fenced("Books a table.")}
+    assert book in first["skills"]
     assert (second["tool"], second["url"]) == (None, down)
     assert "cannot connect" in second["error"]
     assert json.loads(text(listed)) == listed.structured_content
@@ -201,11 +212,11 @@ async def test_list_agents_get_task_and_cancel_task(anyio_backend_name: str) -> 
     assert got.structured_content is not None
     assert (got.structured_content["state"], got.structured_content["message"]) == (
         "input-required",
-        "which date?",
+        fenced("which date?"),
     )
     assert canceled.structured_content is not None
     assert canceled.structured_content["state"] == "canceled" and canceled.is_error
-    assert agent.get_task(task_id).state is TaskState.CANCELED
+    assert agent.get_task(unfenced(task_id)).state is TaskState.CANCELED
     assert unknown.is_error and "the argument 'agent' of get_task is the name of" in text(unknown)
 
 
@@ -239,7 +250,7 @@ agents:
                 grouped = [t.name for t in (await session.list_tools()).tools]
     assert everyone == ["Table_Booker", "Table_Booker_2", "Other_agent", *BRIDGE]
     assert grouped == ["Table_Booker", "Table_Booker_2", *BRIDGE]
-    assert text(result).startswith("echo hi null echo")  # the registry's token was sent
+    assert text(result).startswith(fenced("echo hi null echo"))  # the registry's token was sent
     assert guarded.requests_for("stream")[0].headers["authorization"] == "Bearer s3cret"
 
 
@@ -322,7 +333,7 @@ async def test_streamable_http_on_127_0_0_1_and_ctrl_c_stops_it_cleanly(
                 ):
                     await session.initialize()
                     tools = [t.name for t in (await session.list_tools()).tools]
-                    progress = Progress(wanted="working: thinking")
+                    progress = Progress(wanted=f"working: {fenced('thinking')}")
                     asked = await session.call_tool(
                         "Table_Booker", {"text": "x", "skill": "book"}, progress_callback=progress
                     )
@@ -355,7 +366,7 @@ async def test_streamable_http_on_127_0_0_1_and_ctrl_c_stops_it_cleanly(
 
 
 def asked_id(result: Any) -> str:
-    return str(result.structured_content["task_id"])
+    return unfenced(str(result.structured_content["task_id"]))
 
 
 async def test_a_host_that_is_not_loopback_is_warned_about(anyio_backend_name: str) -> None:
@@ -434,3 +445,36 @@ def test_no_agents_is_a_usage_error(
         "error: no agents to serve: name them with -a, a registry group with --group, "
         "or define agents in the registry"
     )
+
+
+async def test_what_an_agent_writes_reaches_the_host_fenced_and_without_credentials(
+    anyio_backend_name: str,
+) -> None:
+    from tests.testing.test_tool import HIDDEN, JWT, KEY, TOKEN, hostile_agent
+
+    agent = hostile_agent()
+    async with agent.serve():
+        with anyio.fail_after(LIMIT):
+            async with bridge(
+                anyio_backend_name, "-a", agent.url, "--bearer", TOKEN, "--api-key", KEY, "mcp"
+            ) as session:
+                [tool] = [
+                    t for t in (await session.list_tools()).tools if t.name.startswith("Helper")
+                ]
+                progress = Progress()
+                result = await session.call_tool(
+                    tool.name, {"text": "hi", "skill": "ok"}, progress_callback=progress
+                )
+                listed = await session.call_tool("list_agents", {})
+    shown = [
+        tool.description or "",
+        text(result),
+        json.dumps(result.structured_content, ensure_ascii=False),
+        text(listed),
+        *progress.messages,
+    ]
+    for seen in shown:
+        for secret in (TOKEN, KEY, JWT, *HIDDEN):
+            assert secret not in seen
+    assert "⟦agent⟧" in text(result) and "[/agent]" in text(result)  # the forged fence, defused
+    assert text(result).count("⟦/agent⟧") == text(result).count("⟦agent⟧")

@@ -6,7 +6,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from a2a_anyio import A2AClient, AgentToolProgress, TaskState
+from a2a_anyio import A2AClient, AgentToolProgress, TaskState, from_agent
+from a2a_anyio._agent_text import AGENT_TEXT_OPEN
+from a2a_anyio._tool import DESCRIPTION_LEAD
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -28,7 +30,9 @@ async def test_schema_and_a_call(target: tuple[str, str]) -> None:
         tool = await client.as_tool()
         result = await tool(text="hello", data={"n": 1}, skill="echo")
     assert tool.name == "SDK_Test_Agent"
-    assert tool.description.startswith("SDK Test Agent: Scripted A2A agent built with")
+    assert tool.description.startswith(
+        f"{DESCRIPTION_LEAD}{AGENT_TEXT_OPEN}SDK Test Agent: Scripted A2A agent built with"
+    )
     assert tool.parameters["properties"]["skill"]["enum"] == ["echo"]
     assert (result.state, result.text, result.data) == (
         TaskState.COMPLETED,
@@ -84,7 +88,9 @@ async def test_failed_and_input_required_tasks_are_answers(target: tuple[str, st
         done = await tool(text="more", context_id=asked.context_id)
     assert (failed.state, failed.message, failed.is_error) == (TaskState.FAILED, "it failed", True)
     assert (asked.state, asked.message) == (TaskState.INPUT_REQUIRED, "need more input")
-    assert f"call the tool again with context_id {asked.context_id!r}" in asked.to_text()
+    assert asked.context_id is not None
+    shown = from_agent(asked.context_id)
+    assert f"call the tool again with context_id {shown}" in asked.to_text()
     assert (done.state, done.task_id, done.text) == (
         TaskState.COMPLETED,
         asked.task_id,

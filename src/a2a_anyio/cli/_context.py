@@ -390,6 +390,10 @@ class Context:
             opts["cookies"] = cookies
         if a.insecure:
             opts["verify"] = False
+        if a.network_policy == "strict":
+            from a2a_anyio._network import NetworkPolicy
+
+            opts["network_policy"] = NetworkPolicy()
         if a.timeout is not None:
             opts["timeout"] = a.timeout or None
         if a.protocol:
@@ -413,7 +417,9 @@ class Context:
                 if isinstance(policy := opts.get("retry"), RetryPolicy):
                     shown["retry"] = f"{policy.attempts} attempts"
                 self.debug(f"agent {target.name}: {shown}")
-                http = make_client(verify=opts.get("verify", True))
+                http = make_client(
+                    verify=opts.get("verify", True), network_policy=opts.get("network_policy")
+                )
                 http.event_hooks = {
                     "request": [self.debug.on_request],
                     "response": [self.debug.on_response],

@@ -143,6 +143,12 @@ def _global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
         help="do not verify TLS certificates (development only)",
     )  # fmt: skip
     g.add_argument(
+        "--network-policy", choices=("off", "strict"), metavar="POLICY", default=dflt(None),
+        help="strict: refuse URLs a card or a redirect gives that reach loopback, private or "
+        "link-local addresses the agent's own URL does not, and pin each request to the "
+        "address checked; off (default)",
+    )  # fmt: skip
+    g.add_argument(
         "--timeout", type=_seconds, metavar="SECONDS", default=dflt(None),
         help="give up after this long: each call, a stream, a wait (0: no limit; "
         "default: 30 s a call, streams unbounded)",
