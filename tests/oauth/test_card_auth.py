@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from a2a_anyio import A2AAuthError, A2AClient, A2AProtocolError, ApiKey, CardAuth
 from a2a_anyio.testing import FakeAgent, serve_app
+from tests._bombs import bomb
 from tests.oauth.conftest import Idp
 
 pytestmark = pytest.mark.anyio
@@ -207,3 +208,31 @@ async def test_a_discovery_document_naming_another_issuer_or_endpoint_is_refused
 async def send_to(agent: FakeAgent, auth: CardAuth) -> None:
     async with A2AClient(agent.url, auth=auth) as client:
         await client.send_message("hi")
+
+
+@pytest.mark.parametrize("where", ["discovery", "token"])
+async def test_a_compression_bomb_from_the_issuer_is_refused(where: str) -> None:
+    async def metadata(request: Request) -> Response:
+        if where == "discovery":
+            return Response(bomb("gzip", 16), headers={"Content-Encoding": "gzip"})
+        base = str(request.base_url).rstrip("/")
+        return JSONResponse({"issuer": base, "token_endpoint": base + "/token"})
+
+    async def token(request: Request) -> Response:
+        return Response(bomb("gzip", 16), headers={"Content-Encoding": "gzip"})
+
+    app = Starlette(
+        routes=[
+            Route("/.well-known/openid-configuration", metadata),
+            Route("/token", token, methods=["POST"]),
+        ]
+    )
+    async with serve_app(app) as issuer:
+        url = issuer + "/.well-known/openid-configuration"
+        agent = FakeAgent(
+            dialect="0.3", card=v03_scheme({"type": "openIdConnect", "openIdConnectUrl": url})
+        )
+        async with agent.serve():
+            auth = CardAuth(**CLIENT, trusted_issuers=[issuer])
+            with pytest.raises(A2AProtocolError, match="exceeds 65536 bytes"):
+                await send_to(agent, auth)
