@@ -56,7 +56,8 @@ class CardAuth(Auth):
     (user, password), ``api_key`` (its name and place come from the card), ``client_id``
     with ``client_secret`` (OAuth 2.0 client credentials), ``client_id`` with
     ``on_device_code`` (device code: called with the code to show) or ``open_url``
-    (authorization code with PKCE: called with the URL to open in a browser), ``tokens``
+    (authorization code with PKCE: called with the URL to open in a browser, which comes
+    back to ``redirect_port`` of 127.0.0.1, 0: any free one), ``tokens``
     from an earlier sign-in (refreshed, and handed to ``on_tokens`` when renewed), or
     ``schemes`` mapping a card's scheme name to an auth scheme of your own.
 
@@ -81,6 +82,7 @@ class CardAuth(Auth):
         on_tokens: Callable[[TokenSet], object] | None = None,
         schemes: Mapping[str, Auth] | None = None,
         trusted_issuers: Sequence[str] = (),
+        redirect_port: int = 0,
     ) -> None:
         self.bearer = Bearer(bearer) if isinstance(bearer, str) else bearer
         self.basic = Basic(*basic) if basic is not None else None
@@ -101,6 +103,7 @@ class CardAuth(Auth):
             if origin_of(url)[0] not in ("http", "https"):
                 raise ValueError(f"a trusted issuer must be an http(s) URL, not {url!r}")
         self.trusted = frozenset(origin_of(u) for u in trusted_issuers)
+        self.redirect_port = redirect_port
         self._card: AgentCard | None = None
         self._chosen: list[Auth] | None = None
         self._lock: anyio.Lock | None = None
@@ -238,7 +241,8 @@ class CardAuth(Auth):
         if self.open_url is not None and code:
             return OAuth2AuthorizationCode(
                 code["authorizationUrl"], code["tokenUrl"], client_id,
-                open_url=self.open_url, client_secret=self.client_secret, **common,
+                open_url=self.open_url, client_secret=self.client_secret,
+                redirect_port=self.redirect_port, **common,
             )  # fmt: skip
         offered = ", ".join(sorted(k for k, f in flows.items() if f)) or "no usable flow"
         missing[name] = (

@@ -623,6 +623,25 @@ class A2AClient:
             check_timeout(timeout)
         return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout), creds)
 
+    async def authenticate(self) -> None:
+        """Get the credentials now rather than at the first call: read the card (``CardAuth``
+        chooses by it), then let the auth scheme get its token (an OAuth 2.0 sign-in asks the
+        user here). No deadline of the client's bounds it: a sign-in waits for the user
+        (the flow's own limits, or a cancel scope of yours, do).
+
+        Raises:
+            A2AAuthError: the credentials cannot be had (the card asks for others, the
+                authorization server refused).
+            A2AClientError: the card cannot be read, or a token endpoint misbehaved.
+        """
+        self._check_open()
+        if self._credentials.auth is None:
+            return
+        if self.url is not None:
+            await self.get_card(timeout=None)
+        url = self.url or self.endpoint or ""
+        await self._http.with_credentials(url, {}, self._credentials, {})
+
     async def _fetch_card(
         self,
         refresh: bool,
