@@ -109,6 +109,7 @@ class CardAuth(Auth):
         self._lock: anyio.Lock | None = None
 
     def use_card(self, card: AgentCard) -> None:
+        """Choose again, by ``card``, at the next request (a card the client learned)."""
         if card is not self._card:
             self._card, self._chosen = card, None
 
@@ -133,6 +134,7 @@ class CardAuth(Auth):
         return url
 
     async def refresh(self) -> bool:
+        """After a 401: renew what the chosen schemes can; True when one did."""
         renewed = False
         for auth in self._chosen or ():
             renewed = await auth.refresh() or renewed

@@ -633,6 +633,7 @@ class A2AClient:
             A2AAuthError: the credentials cannot be had (the card asks for others, the
                 authorization server refused).
             A2AClientError: the card cannot be read, or a token endpoint misbehaved.
+            RuntimeError: the client is closed.
         """
         self._check_open()
         if self._credentials.auth is None:

@@ -55,6 +55,7 @@ class TokenSet:
     scope: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON object of the tokens (``from_dict`` reads it back): it holds secrets."""
         return {
             "access_token": self.access_token,
             "refresh_token": self.refresh_token,
@@ -327,11 +328,13 @@ class OAuth2ClientCredentials(OAuth2Flow):
         super().__init__(token_url, client_id, client_secret, scopes, **options)
 
     def check(self) -> None:
+        """Refuse fields a request cannot carry (``OAuth2Flow.check``), the audience too."""
         super().check()
         if self.audience is not None:
             check_value(f"{self._kind} audience", self.audience, TEXT)
 
     async def obtain(self, post_form: FormPoster) -> TokenSet:
+        """A token for the client itself (grant ``client_credentials``)."""
         form = {"grant_type": "client_credentials", **self._scope_form()}
         if self.audience:
             form["audience"] = self.audience
@@ -376,6 +379,8 @@ class OAuth2TokenExchange(OAuth2Flow):
         super().__init__(token_url, client_id, client_secret, scopes, **options)
 
     def check(self) -> None:
+        """Refuse fields a request cannot carry (``OAuth2Flow.check``), the token types,
+        audience and resource too."""
         super().check()
         for name in ("subject_token_type", "actor_token_type", "audience", "resource"):
             value = getattr(self, name)
@@ -383,6 +388,7 @@ class OAuth2TokenExchange(OAuth2Flow):
                 check_value(f"{self._kind} {name}", value, TEXT)
 
     async def obtain(self, post_form: FormPoster) -> TokenSet:
+        """A token in exchange for the subject's (called again whenever one is needed)."""
         form = {
             "grant_type": TOKEN_EXCHANGE,
             "subject_token": await resolved(self.subject_token),
@@ -466,6 +472,7 @@ class OAuth2JWTBearer(OAuth2Flow):
         return jwt.encode(claims, self._key, algorithm=self.algorithm, headers=headers)
 
     async def obtain(self, post_form: FormPoster) -> TokenSet:
+        """A token for a fresh assertion (signed here when a key was given)."""
         given = self.assertion
         assertion = await resolved(given) if given is not None else self._signed()
         form = {"grant_type": JWT_BEARER, "assertion": assertion, **self._scope_form()}

@@ -71,6 +71,7 @@ class OAuth2DeviceCode(OAuth2Flow):
         super().__init__(token_url, client_id, client_secret, scopes, **options)
 
     async def obtain(self, post_form: FormPoster) -> TokenSet:
+        """Ask for a device code, show it (``on_code``), poll until the user signed in."""
         form = {"client_id": self.client_id or "", **self._scope_form()}
         if self.client_secret is not None:
             form["client_secret"] = self.client_secret
@@ -163,6 +164,7 @@ class OAuth2AuthorizationCode(OAuth2Flow):
         super().__init__(token_url, client_id, client_secret, scopes, **options)
 
     async def obtain(self, post_form: FormPoster) -> TokenSet:
+        """Open the authorization URL, wait for the code on the loopback, exchange it."""
         verifier = secrets.token_urlsafe(48)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
         state = secrets.token_urlsafe(24)
@@ -285,6 +287,7 @@ class OAuth2Login(OAuth2Flow):
         super().__init__(token_url, client_id, tokens=tokens, **options)
 
     async def obtain(self, post_form: FormPoster) -> TokenSet:
+        """No new tokens without the user: ``A2AAuthError`` says how to sign in again."""
         raise A2AAuthError(f"the sign-in has expired: {self.how}", status_code=401)
 
 

@@ -5,7 +5,7 @@ token for concurrent callers; renewal after a 401; tokens never in a log record.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -40,7 +40,7 @@ async def agent_client(
         yield agent, client
 
 
-def approving(idp: Idp, shown: list[DeviceCode]) -> object:
+def approving(idp: Idp, shown: list[DeviceCode]) -> Callable[[DeviceCode], Awaitable[None]]:
     async def on_code(code: DeviceCode) -> None:
         shown.append(code)
         await idp.approve(code.user_code)  # the user, on another device
@@ -53,7 +53,7 @@ def device_flow(idp: Idp, shown: list[DeviceCode], **options: object) -> OAuth2D
         idp.url + "/device_authorization",
         idp.url + "/token",
         "cli",
-        on_code=approving(idp, shown),  # type: ignore[arg-type]
+        on_code=approving(idp, shown),
         scopes=("a2a",),
         **options,  # type: ignore[arg-type]
     )
@@ -141,7 +141,7 @@ async def test_a_redirect_with_the_wrong_state_is_refused(idp: Idp) -> None:
 async def test_token_exchange_acts_for_the_user(idp: Idp) -> None:
     user = OAuth2DeviceCode(
         idp.url + "/device_authorization", idp.url + "/token", "cli",
-        on_code=approving(idp, []),  # type: ignore[arg-type]
+        on_code=approving(idp, []),
     )  # fmt: skip
     async with agent_client(idp, user) as (_, client):
         await client.send_message("hi")  # the user's own token
@@ -217,3 +217,21 @@ async def test_tokens_never_show_in_logs_errors_or_reprs(
     for text in texts:
         for secret in secrets:
             assert secret and secret not in text
+
+
+async def test_authenticate_signs_in_before_the_first_call(idp: Idp) -> None:
+    shown: list[DeviceCode] = []
+    auth = CardAuth(
+        client_id="cli", on_device_code=approving(idp, shown), trusted_issuers=[idp.url]
+    )
+    url = idp.url + "/.well-known/openid-configuration"
+    card = {
+        "securitySchemes": {"o": {"openIdConnectSecurityScheme": {"openIdConnectUrl": url}}},
+        "securityRequirements": [{"schemes": {"o": {}}}],
+    }
+    agent = FakeAgent(auth=idp.check(), card=card)
+    async with agent.serve(), A2AClient(agent.url, auth=auth, timeout=30) as client:
+        await client.authenticate()
+        assert len(shown) == 1 and [r.op for r in agent.requests] == ["card"]
+        await client.send_message("hi")
+    assert len(shown) == 1

@@ -251,7 +251,11 @@ class AgentConfig:
         self.faults.clear()
 
     async def authorized(self, value: str | None) -> bool:
-        """Whether a request's ``Authorization`` value (None: none) passes ``auth``."""
+        """Whether a request's ``Authorization`` value (None: none) passes ``auth``.
+
+        Raises:
+            Exception: whatever the ``auth`` function raises.
+        """
         if self.auth is None or isinstance(self.auth, str):
             return self.auth is None or value == self.auth
         return await self.auth(value)
