@@ -32,7 +32,7 @@ _FLOW_KEYS = {
     "authorizationCode": "authorization_code",
     "deviceCode": "device_code",
 }
-_URL_KEYS = ("tokenUrl", "authorizationUrl", "deviceAuthorizationUrl")
+_URL_KEYS = ("tokenUrl", "authorizationUrl", "deviceAuthorizationUrl", "refreshUrl")
 #: Discovery metadata member (RFC 8414, OpenID Connect Discovery) -> flow URL key.
 _METADATA = {
     "token_endpoint": "tokenUrl",
@@ -226,25 +226,29 @@ class CardAuth(Auth):
             )
             return None
         flows = await self._flows(scheme, agent, post_form)
-        common: dict[str, Any] = {"scopes": scopes, "on_tokens": self.on_tokens}
         cc, code, device = (flows.get(k) for k in _FLOW_KEYS.values())
         if self.tokens is not None:
-            token_url = next((f["tokenUrl"] for f in (device, code, cc) if f), None)
-            if token_url is not None:
-                return OAuth2Login(token_url, self.client_id, self.tokens, on_tokens=self.on_tokens)
+            flow = next((f for f in (device, code, cc) if f), None)
+            if flow is not None:
+                return OAuth2Login(
+                    flow["tokenUrl"], self.client_id, self.tokens,
+                    on_tokens=self.on_tokens, refresh_url=flow.get("refreshUrl"),
+                )  # fmt: skip
         client_id = self.client_id or ""
+        common: dict[str, Any] = {"scopes": scopes, "on_tokens": self.on_tokens}
         if self.client_secret is not None and cc:
             return OAuth2ClientCredentials(cc["tokenUrl"], client_id, self.client_secret, **common)
         if self.on_device_code is not None and device:
             return OAuth2DeviceCode(
                 device["deviceAuthorizationUrl"], device["tokenUrl"], client_id,
-                on_code=self.on_device_code, client_secret=self.client_secret, **common,
+                on_code=self.on_device_code, client_secret=self.client_secret,
+                refresh_url=device.get("refreshUrl"), **common,
             )  # fmt: skip
         if self.open_url is not None and code:
             return OAuth2AuthorizationCode(
                 code["authorizationUrl"], code["tokenUrl"], client_id,
                 open_url=self.open_url, client_secret=self.client_secret,
-                redirect_port=self.redirect_port, **common,
+                redirect_port=self.redirect_port, refresh_url=code.get("refreshUrl"), **common,
             )  # fmt: skip
         offered = ", ".join(sorted(k for k, f in flows.items() if f)) or "no usable flow"
         missing[name] = (
@@ -281,8 +285,9 @@ class CardAuth(Auth):
             if any(k not in flow for k in needs):
                 del out[grant]
                 continue
-            for k in needs:
-                self._check_origin(flow[k], agent, "the card's OAuth 2.0 flow")
+            for k in (*needs, "refreshUrl"):
+                if k in flow:
+                    self._check_origin(flow[k], agent, "the card's OAuth 2.0 flow")
         return out
 
     async def _discover(self, url: str, agent: Origin, post_form: FormPoster) -> dict[str, Any]:

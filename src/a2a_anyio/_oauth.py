@@ -161,7 +161,8 @@ class OAuth2Flow(Auth):
     """The token cache every OAuth 2.0 flow shares; a flow says how to get its first tokens
     (``obtain``). ``tokens`` starts it with tokens got before (e.g. kept by ``on_tokens``, a
     function called with each new ``TokenSet``); ``token_auth`` says how a client with a
-    secret proves itself to the token endpoint (HTTP Basic unless told)."""
+    secret proves itself to the token endpoint (HTTP Basic unless told); ``refresh_url``
+    is where a refresh token goes, when not to ``token_url``."""
 
     _kind = "OAuth2"
 
@@ -175,12 +176,14 @@ class OAuth2Flow(Auth):
         tokens: TokenSet | None = None,
         on_tokens: Callable[[TokenSet], object] | None = None,
         token_auth: str = "client_secret_basic",
+        refresh_url: str | None = None,
     ) -> None:
         if token_auth not in ("client_secret_basic", "client_secret_post"):
             raise ValueError(
                 f"token_auth must be 'client_secret_basic' or 'client_secret_post', not {token_auth!r}"
             )
         self.token_auth = token_auth
+        self.refresh_url = refresh_url
         if isinstance(scopes, str):
             raise TypeError("scopes is a sequence of str (('a', 'b')), not one str")
         self.token_url = token_url
@@ -217,6 +220,8 @@ class OAuth2Flow(Auth):
         """
         kind = self._kind
         check_url(f"{kind} token_url", self.token_url)
+        if self.refresh_url is not None:
+            check_url(f"{kind} refresh_url", self.refresh_url)
         if self.client_id is not None:
             check_value(f"{kind} client_id", self.client_id, TEXT)
         if self.client_secret is not None:
@@ -255,7 +260,7 @@ class OAuth2Flow(Auth):
         if old is not None and old.refresh_token:
             form = {"grant_type": "refresh_token", "refresh_token": old.refresh_token}
             try:
-                return await self.token_request(post_form, form, old)
+                return await self.token_request(post_form, form, old, self.refresh_url)
             except TokenError as exc:
                 if exc.error != "invalid_grant":
                     raise
@@ -269,9 +274,13 @@ class OAuth2Flow(Auth):
             self.on_tokens(tokens)
 
     async def token_request(
-        self, post_form: FormPoster, form: Mapping[str, str], old: TokenSet | None = None
+        self,
+        post_form: FormPoster,
+        form: Mapping[str, str],
+        old: TokenSet | None = None,
+        url: str | None = None,
     ) -> TokenSet:
-        """POST ``form`` to the token endpoint with the client's identity (``token_auth``:
+        """POST ``form`` to the token endpoint (``url``) with the client's identity (``token_auth``:
         HTTP Basic, ``client_secret_basic``, or in the form, ``client_secret_post``; a
         public client sends its ``client_id`` in the form); the tokens it issues."""
         full, headers = dict(form), {}
@@ -284,8 +293,9 @@ class OAuth2Flow(Auth):
                 full["client_id"] = self.client_id
             if self.client_secret is not None:
                 full["client_secret"] = self.client_secret
-        status, body = await post_form(self.token_url, full, headers)
-        return read_tokens(status, body, self.token_url, old)
+        url = url or self.token_url
+        status, body = await post_form(url, full, headers)
+        return read_tokens(status, body, url, old)
 
     @abstractmethod
     async def obtain(self, post_form: FormPoster) -> TokenSet:

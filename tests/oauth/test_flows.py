@@ -235,3 +235,41 @@ async def test_authenticate_signs_in_before_the_first_call(idp: Idp) -> None:
         assert len(shown) == 1 and [r.op for r in agent.requests] == ["card"]
         await client.send_message("hi")
     assert len(shown) == 1
+
+
+async def test_a_token_about_to_expire_is_renewed_through_the_refresh_token(idp: Idp) -> None:
+    await idp.control(lifetime="20")  # under the 30 s margin: renewed before each use
+    try:
+        shown: list[DeviceCode] = []
+        before = await idp.issued()
+        async with agent_client(idp, device_flow(idp, shown)) as (_, client):
+            await client.send_message("hi")
+            await client.send_message("again")
+        after = await idp.issued()
+    finally:
+        await idp.control(lifetime="3600")
+    assert len(shown) == 1
+    assert after["refresh_token"] > before.get("refresh_token", 0)
+
+
+async def test_a_refresh_url_on_an_untrusted_origin_is_refused(idp: Idp) -> None:
+    flow = {
+        "deviceCode": {
+            "deviceAuthorizationUrl": idp.url + "/device_authorization",
+            "tokenUrl": idp.url + "/token",
+            "refreshUrl": "https://elsewhere.example/refresh",
+        }
+    }
+    card = {
+        "securitySchemes": {"o": {"oauth2SecurityScheme": {"flows": flow}}},
+        "securityRequirements": [{"schemes": {"o": {}}}],
+    }
+    shown: list[DeviceCode] = []
+    auth = CardAuth(
+        client_id="cli", on_device_code=approving(idp, shown), trusted_issuers=[idp.url]
+    )
+    agent = FakeAgent(auth=idp.check(), card=card)
+    async with agent.serve(), A2AClient(agent.url, auth=auth) as client:
+        with pytest.raises(A2AAuthError, match="elsewhere.example"):
+            await client.send_message("hi")
+    assert shown == []
