@@ -270,6 +270,6 @@ async def test_a_refresh_url_on_an_untrusted_origin_is_refused(idp: Idp) -> None
     )
     agent = FakeAgent(auth=idp.check(), card=card)
     async with agent.serve(), A2AClient(agent.url, auth=auth) as client:
-        with pytest.raises(A2AAuthError, match="elsewhere.example"):
+        with pytest.raises(A2AAuthError, match=r"elsewhere\.example"):
             await client.send_message("hi")
     assert shown == []
