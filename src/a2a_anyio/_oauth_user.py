@@ -10,7 +10,7 @@ import inspect
 import json
 import math
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -289,6 +289,3 @@ class OAuth2Login(OAuth2Flow):
     async def obtain(self, post_form: FormPoster) -> TokenSet:
         """No new tokens without the user: ``A2AAuthError`` says how to sign in again."""
         raise A2AAuthError(f"the sign-in has expired: {self.how}", status_code=401)
-
-
-Opener = Callable[[str], object | Awaitable[object]]

@@ -1,6 +1,6 @@
 """Sign-ins kept between runs: per agent, the tokens an OAuth 2.0 sign-in got and what
-refreshes them, in one JSON file only its user may read or write (0600, in a 0700 folder)
-under the user's config directory (``$A2A_ANYIO_TOKENS``, else
+refreshes them, in one JSON file only its user may read or write (0600; a folder made for
+it is 0700) under the user's config directory (``$A2A_ANYIO_TOKENS``, else
 ``$XDG_CONFIG_HOME/a2a-anyio/tokens.json``, ``~/.config/a2a-anyio/tokens.json``)."""
 
 from __future__ import annotations
