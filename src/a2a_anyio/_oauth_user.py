@@ -114,9 +114,12 @@ def _device_answer(status: int, body: bytes, url: str) -> tuple[str, DeviceCode,
     texts = (device_code, user_code, uri)
     if not all(isinstance(t, str) and t and t.isprintable() and len(t) < 2048 for t in texts):
         raise A2AProtocolError(f"bad device authorization response from {where}")
-    for uri_value in (uri, complete):
+    for uri_value in (uri, complete):  # shown to the user: printable, http(s)
         if uri_value is not None and (
-            not isinstance(uri_value, str) or urlsplit(uri_value).scheme not in ("http", "https")
+            not isinstance(uri_value, str)
+            or not uri_value.isprintable()
+            or len(uri_value) > 2048
+            or urlsplit(uri_value).scheme not in ("http", "https")
         ):
             raise A2AProtocolError(f"bad device authorization response from {where}: bad URI")
     numbers = (expires, interval)

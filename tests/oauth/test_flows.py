@@ -7,14 +7,20 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from a2a_anyio import (
     A2AAuthError,
     A2AClient,
+    A2AClientError,
     CardAuth,
     DeviceCode,
     OAuth2AuthorizationCode,
@@ -25,7 +31,7 @@ from a2a_anyio import (
     TokenSet,
 )
 from a2a_anyio._auth import Auth
-from a2a_anyio.testing import FakeAgent
+from a2a_anyio.testing import FakeAgent, serve_app
 from tests.oauth.conftest import Idp
 
 pytestmark = pytest.mark.anyio
@@ -272,4 +278,35 @@ async def test_a_refresh_url_on_an_untrusted_origin_is_refused(idp: Idp) -> None
     async with agent.serve(), A2AClient(agent.url, auth=auth) as client:
         with pytest.raises(A2AAuthError, match=r"elsewhere\.example"):
             await client.send_message("hi")
+    assert shown == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {
+            "device_code": "d",
+            "user_code": "U",
+            "verification_uri": "https://x/d",
+            "verification_uri_complete": "https://x/\x1b]8;;evil\x07",
+        },
+        {"device_code": "d", "user_code": "U", "verification_uri": "javascript:alert(1)"},
+        {"device_code": "d", "user_code": "U\n", "verification_uri": "https://x/d"},
+        {"device_code": "d", "verification_uri": "https://x/d"},
+        {"device_code": "d", "user_code": "U", "verification_uri": "https://x/d", "interval": -1},
+    ],
+)
+async def test_a_device_answer_that_cannot_be_shown_is_refused(answer: dict[str, Any]) -> None:
+    async def device(request: Request) -> Response:
+        return JSONResponse(answer)
+
+    app = Starlette(routes=[Route("/device", device, methods=["POST"])])
+    shown: list[DeviceCode] = []
+    async with serve_app(app) as issuer:
+        auth = OAuth2DeviceCode(issuer + "/device", issuer + "/token", "cli", on_code=shown.append)
+        agent = FakeAgent()
+        async with agent.serve(), A2AClient(agent.url, auth=auth) as client:
+            # Typed (on the card's request, whose fetch reports it as a discovery error).
+            with pytest.raises(A2AClientError, match="bad device authorization response"):
+                await client.send_message("hi")
     assert shown == []
