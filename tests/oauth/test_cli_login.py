@@ -192,6 +192,15 @@ async def test_browser_login_through_the_loopback_redirect(idp: Idp, env: dict[s
         assert sent.code == 0, sent.err
 
 
+async def test_an_oauth_agent_called_without_a_sign_in_says_how_to_sign_in(
+    idp: Idp, env: dict[str, str]
+) -> None:
+    async with served(FakeAgent(auth=idp.check(), card=device_card(idp.url))) as agent:
+        refused = await run(env, "-a", agent.url, "send", "hi")
+    assert refused.code == 4
+    assert "hint: sign in with 'a2a-anyio auth login AGENT --client-id ID'" in refused.err
+
+
 async def test_a_card_without_oauth_or_an_untrusted_issuer(idp: Idp, env: dict[str, str]) -> None:
     async with served(FakeAgent(card=device_card(idp.url))) as agent:
         untrusted = await run(env, "auth", "login", agent.url, "--client-id", "cli")
