@@ -56,7 +56,9 @@ async def served(agent: FakeAgent) -> AsyncIterator[FakeAgent]:
 
 
 async def run(env: dict[str, str], *args: str) -> Run:
-    return await anyio.to_thread.run_sync(lambda: cli(*args, env=env))
+    """The CLI on the test's event loop (``--backend``), in a worker thread."""
+    loop = ("--backend", env["TEST_LOOP"])
+    return await anyio.to_thread.run_sync(lambda: cli(*loop, *args, env=env))
 
 
 async def device_login(idp: Idp, env: dict[str, str], *args: str) -> Run:
@@ -82,7 +84,8 @@ async def device_login(idp: Idp, env: dict[str, str], *args: str) -> Run:
 
 def start_login(env: dict[str, str], args: tuple[str, ...]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "a2a_anyio.cli", "auth", "login", *args],
+        [sys.executable, "-m", "a2a_anyio.cli", "--backend", env["TEST_LOOP"], "auth", "login"]
+        + list(args),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -108,10 +111,11 @@ def registry(env: dict[str, str], url: str) -> None:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(tmp_path: Path, anyio_backend_name: str) -> dict[str, str]:
     return clean_env(
         A2A_ANYIO_TOKENS=str(tmp_path / "cfg" / "tokens.json"),
         A2A_ANYIO_CONFIG=str(tmp_path / "agents.yaml"),
+        TEST_LOOP=anyio_backend_name,  # the CLI runs on the test's loop too
     )
 
 
