@@ -10,9 +10,11 @@ to sign in: they are used only on the agent's own origin or on an origin the use
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -104,46 +106,67 @@ class CardAuth(Auth):
                 raise ValueError(f"a trusted issuer must be an http(s) URL, not {url!r}")
         self.trusted = frozenset(origin_of(u) for u in trusted_issuers)
         self.redirect_port = redirect_port
-        self._card: AgentCard | None = None
-        self._chosen: list[Auth] | None = None
+        # Per agent (an origin of its card's interfaces): one CardAuth may serve a pool.
+        self._cards: dict[Origin, AgentCard] = {}
+        self._chosen: dict[Origin, list[Auth]] = {}
+        self._last: AgentCard | None = None
+        self._sent: ContextVar[Origin | None] = ContextVar("sent", default=None)
         self._lock: anyio.Lock | None = None
 
     def use_card(self, card: AgentCard) -> None:
-        """Choose again, by ``card``, at the next request (a card the client learned)."""
-        if card is not self._card:
-            self._card, self._chosen = card, None
+        """Choose again, by ``card``, at the next request to its agent (a card the client
+        learned)."""
+        self._last = card
+        for iface in card.interfaces:
+            origin = origin_of(iface.url)
+            before = self._cards.get(origin)
+            self._cards[origin] = card
+            # The card fetched again asks for the same: the schemes, and their tokens, stay.
+            if before is None or _security(before) != _security(card):
+                self._chosen.pop(origin, None)
+
+    def _card_for(self, origin: Origin) -> AgentCard | None:
+        card = self._cards.get(origin)
+        if card is None and len({id(c) for c in self._cards.values()}) == 1:
+            card = self._last  # one agent, reached at a URL its card does not spell so
+        return card
 
     async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
-        """Send the credentials the card asks for (none before the card is known: the card
-        request itself).
+        """Send the credentials the agent's card asks for (none before the card is known:
+        the card request itself).
 
         Raises:
             A2AAuthError: the card asks for credentials this ``CardAuth`` does not hold, or
                 its OAuth 2.0 URLs are on an origin the user does not trust.
         """
-        if self._card is None:
+        origin = origin_of(url)
+        card = self._card_for(origin)
+        if card is None:
             return url
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
-            if self._chosen is None:
-                self._chosen = await self._choose(self._card, url, post_form)
-            chosen = self._chosen
+            chosen = self._chosen.get(origin)
+            if chosen is None:
+                chosen = self._chosen[origin] = await self._choose(card, url, post_form)
+        self._sent.set(origin)
         for auth in chosen:
             url = await auth.apply(url, headers, post_form)
         return url
 
     async def refresh(self) -> bool:
-        """After a 401: renew what the chosen schemes can; True when one did."""
+        """After a 401: renew what the schemes sent to that agent can; True when one did."""
         renewed = False
-        for auth in self._chosen or ():
+        for auth in self._chosen.get(self._sent.get() or ("", "", None), ()):
             renewed = await auth.refresh() or renewed
         return renewed
 
     @property
     def chosen(self) -> list[Auth] | None:
-        """The schemes sent (None until the card is known and a request was made)."""
-        return self._chosen
+        """The schemes sent, to every agent (None until a card is known and a request made)."""
+        if not self._chosen:
+            return None
+        return [auth for schemes in self._chosen.values() for auth in schemes]
 
     async def _choose(self, card: AgentCard, url: str, post_form: FormPoster) -> list[Auth]:
         requirements = card.security_requirements or [{n: []} for n in card.security_schemes]
@@ -350,6 +373,12 @@ class CardAuth(Auth):
 _DEVICE = "device_code"
 _DEVICE_URN = "urn:ietf:params:oauth:grant-type:device_code"
 _NEEDS = {"authorization_code": ("authorizationUrl",), "device_code": ("deviceAuthorizationUrl",)}
+
+
+def _security(card: AgentCard) -> Any:
+    """What a card asks for, comparable with ``==``."""
+    schemes = sorted((k, dataclasses.astuple(v)) for k, v in card.security_schemes.items())
+    return schemes, card.security_requirements
 
 
 def _camel(key: str) -> str:

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from a2a_anyio import A2AAuthError, A2AClient, A2AProtocolError, ApiKey, CardAuth
+from a2a_anyio import A2AAuthError, A2AClient, A2AProtocolError, AgentPool, ApiKey, CardAuth
 from a2a_anyio.testing import FakeAgent, serve_app
 from tests._bombs import bomb
 from tests.oauth.conftest import Idp
@@ -236,3 +236,18 @@ async def test_a_compression_bomb_from_the_issuer_is_refused(where: str) -> None
             auth = CardAuth(**CLIENT, trusted_issuers=[issuer])
             with pytest.raises(A2AProtocolError, match="exceeds 65536 bytes"):
                 await send_to(agent, auth)
+
+
+async def test_one_card_auth_serves_a_pool_of_agents_that_ask_for_different_things() -> None:
+    keyed = FakeAgent(
+        dialect="0.3", card=v03_scheme({"type": "apiKey", "in": "header", "name": "X-Key"})
+    )
+    bearer = FakeAgent(auth="Bearer tok")
+    auth = CardAuth(api_key="k3y", bearer="tok")
+    async with keyed.serve(), bearer.serve(), AgentPool(auth=auth) as pool:
+        for agent in (keyed, bearer, keyed):
+            await pool.client(agent.url).send_message("hi")
+    assert keyed.requests[-1].headers.get("x-key") == "k3y"
+    assert "authorization" not in keyed.requests[-1].headers
+    assert bearer.requests[-1].headers["authorization"] == "Bearer tok"
+    assert "x-key" not in bearer.requests[-1].headers

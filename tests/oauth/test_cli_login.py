@@ -84,8 +84,16 @@ async def device_login(idp: Idp, env: dict[str, str], *args: str) -> Run:
 
 def start_login(env: dict[str, str], args: tuple[str, ...]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "a2a_anyio.cli", "--backend", env["TEST_LOOP"], "auth", "login"]
-        + list(args),
+        [
+            sys.executable,
+            "-m",
+            "a2a_anyio.cli",
+            "--backend",
+            env["TEST_LOOP"],
+            "auth",
+            "login",
+            *args,
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -310,3 +310,21 @@ async def test_a_device_answer_that_cannot_be_shown_is_refused(answer: dict[str,
             with pytest.raises(A2AClientError, match="bad device authorization response"):
                 await client.send_message("hi")
     assert shown == []
+
+
+async def test_the_card_fetched_again_keeps_the_sign_in(idp: Idp) -> None:
+    shown: list[DeviceCode] = []
+    auth = CardAuth(
+        client_id="cli", on_device_code=approving(idp, shown), trusted_issuers=[idp.url]
+    )
+    url = idp.url + "/.well-known/openid-configuration"
+    card = {
+        "securitySchemes": {"o": {"openIdConnectSecurityScheme": {"openIdConnectUrl": url}}},
+        "securityRequirements": [{"schemes": {"o": {}}}],
+    }
+    agent = FakeAgent(auth=idp.check(), card=card)
+    async with agent.serve(), A2AClient(agent.url, auth=auth) as client:
+        await client.send_message("hi")
+        await client.get_card(refresh=True)  # a new card object, asking for the same
+        await client.send_message("again")
+    assert len(shown) == 1
