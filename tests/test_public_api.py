@@ -123,6 +123,7 @@ LOADED_ON_FIRST_USE = frozenset(
     {
         "a2a_anyio._agent_text",
         "a2a_anyio._network",
+        "a2a_anyio._auth_card",
         "a2a_anyio._auth_schemes",
         "a2a_anyio._cookies",
         "a2a_anyio._bindings.paths",
@@ -133,6 +134,8 @@ LOADED_ON_FIRST_USE = frozenset(
         "a2a_anyio._dialects.v03_rest",
         "a2a_anyio._fanout",
         "a2a_anyio._jcs",
+        "a2a_anyio._oauth",
+        "a2a_anyio._oauth_user",
         "a2a_anyio._oneshot",
         "a2a_anyio._pool",
         "a2a_anyio._registry",

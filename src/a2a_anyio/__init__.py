@@ -76,10 +76,18 @@ from a2a_anyio._stream import MessageStream
 
 if _TYPE_CHECKING:
     from a2a_anyio._agent_text import from_agent
-    from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
+    from a2a_anyio._auth_card import CardAuth
+    from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer
     from a2a_anyio._card_check import CardProblem, check_card
     from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
     from a2a_anyio._network import A2ANetworkPolicyError, NetworkPolicy
+    from a2a_anyio._oauth import (
+        OAuth2ClientCredentials,
+        OAuth2JWTBearer,
+        OAuth2TokenExchange,
+        TokenSet,
+    )
+    from a2a_anyio._oauth_user import DeviceCode, OAuth2AuthorizationCode, OAuth2DeviceCode
     from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
     from a2a_anyio._pool import AgentPool, FanOutStream, fan_out, fan_out_stream
     from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
@@ -102,7 +110,14 @@ _LAZY = {
     "ApiKey": "a2a_anyio._auth_schemes",
     "Basic": "a2a_anyio._auth_schemes",
     "Bearer": "a2a_anyio._auth_schemes",
-    "OAuth2ClientCredentials": "a2a_anyio._auth_schemes",
+    "CardAuth": "a2a_anyio._auth_card",
+    "DeviceCode": "a2a_anyio._oauth_user",
+    "OAuth2AuthorizationCode": "a2a_anyio._oauth_user",
+    "OAuth2ClientCredentials": "a2a_anyio._oauth",
+    "OAuth2DeviceCode": "a2a_anyio._oauth_user",
+    "OAuth2JWTBearer": "a2a_anyio._oauth",
+    "OAuth2TokenExchange": "a2a_anyio._oauth",
+    "TokenSet": "a2a_anyio._oauth",
     "CardProblem": "a2a_anyio._card_check",
     "check_card": "a2a_anyio._card_check",
     "AgentResult": "a2a_anyio._fanout",
@@ -197,6 +212,7 @@ __all__ = [
     "CLIENT_TIMEOUT",
     "CancelGuard",
     "CancelOutcome",
+    "CardAuth",
     "CardProblem",
     "CardVerifier",
     "ClientOptions",
@@ -205,6 +221,7 @@ __all__ = [
     "Conversation",
     "ConversationTurn",
     "DataPart",
+    "DeviceCode",
     "ExtendedCardNotConfiguredError",
     "ExtensionSupportRequiredError",
     "FanOutOptions",
@@ -222,7 +239,11 @@ __all__ = [
     "MutualTLS",
     "NO_RETRY",
     "NetworkPolicy",
+    "OAuth2AuthorizationCode",
     "OAuth2ClientCredentials",
+    "OAuth2DeviceCode",
+    "OAuth2JWTBearer",
+    "OAuth2TokenExchange",
     "Operation",
     "ParseError",
     "Part",
@@ -252,6 +273,7 @@ __all__ = [
     "TaskStatus",
     "TaskStatusUpdateEvent",
     "TextPart",
+    "TokenSet",
     "UnsupportedOperationError",
     "VerifiedCard",
     "VersionNotSupportedError",

@@ -14,12 +14,27 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
+if TYPE_CHECKING:
+    from a2a_anyio._model import AgentCard
+
 Origin = tuple[str, str, int | None]
-#: Posts a form to a URL (no credentials of the client attached); returns status and body.
-FormPoster = Callable[[str, Mapping[str, str]], Awaitable[tuple[int, bytes]]]
+
+
+class FormPoster(Protocol):
+    """Posts a form to a URL, or GETs it when the form is None, with ``headers`` of its own
+    (no credentials of the client attached, no redirect to another origin followed);
+    returns status and body."""
+
+    def __call__(
+        self,
+        url: str,
+        form: Mapping[str, str] | None,
+        /,
+        headers: Mapping[str, str] | None = None,
+    ) -> Awaitable[tuple[int, bytes]]: ...
 
 
 def origin_of(url: str) -> Origin:
@@ -139,6 +154,9 @@ class Auth(ABC):
         """The secret values this scheme holds now, as sent (kept out of an agent's text
         before a model reads it)."""
         return ()
+
+    def use_card(self, card: AgentCard) -> None:  # noqa: B027 (most schemes need no card)
+        """Told the agent's card whenever the client learns it (``CardAuth`` chooses by it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,12 @@
-"""The auth schemes a user gives a client: ``Bearer``, ``Basic``, ``ApiKey`` and OAuth 2.0
-client credentials. Loaded when one is first used: a client given a plain ``auth=`` string
+"""The auth schemes a user gives a client: ``Bearer``, ``Basic``, ``ApiKey`` (OAuth 2.0 is in
+``_oauth``). Loaded when one is first used: a client given a plain ``auth=`` string
 (or none) never needs them."""
 
 from __future__ import annotations
 
 import base64
-import json
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
-
-import anyio
 
 from a2a_anyio._auth import (
     COOKIE_VALUE,
@@ -21,7 +17,6 @@ from a2a_anyio._auth import (
     check_name,
     check_value,
 )
-from a2a_anyio._errors import A2AAuthError, A2AProtocolError
 
 
 def _hidden(secret: str) -> str:
@@ -142,106 +137,3 @@ class ApiKey(Auth):
 
     def __repr__(self) -> str:
         return f"ApiKey(name={self.name!r}, location={self.location!r}, value=***)"
-
-
-#: What an access token may hold (visible ASCII: RFC 6750's b64token and a little more).
-_TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
-
-
-@dataclass(slots=True, repr=False)
-class OAuth2ClientCredentials(Auth):
-    """OAuth 2.0 client credentials: a token from ``token_url``, cached until it expires and
-    fetched again once after a 401."""
-
-    token_url: str
-    client_id: str
-    client_secret: str
-    scopes: tuple[str, ...] = ()
-    audience: str | None = None
-    _token: str | None = field(default=None, init=False)
-    _expires: float = field(default=0.0, init=False)
-    _lock: anyio.Lock | None = field(default=None, init=False)
-
-    def __post_init__(self) -> None:
-        self.check()
-
-    def check(self) -> None:
-        """Refuse a token URL that is not http(s), or fields a request cannot carry.
-
-        Raises:
-            ValueError: the field at fault, named but not quoted.
-        """
-        check_value("OAuth2ClientCredentials token_url", self.token_url, TEXT)
-        if urlsplit(self.token_url).scheme not in ("http", "https"):
-            raise ValueError("OAuth2ClientCredentials token_url must be an absolute http(s) URL")
-        check_value("OAuth2ClientCredentials client_id", self.client_id, TEXT)
-        check_value("OAuth2ClientCredentials client_secret", self.client_secret, TEXT)
-        for scope in self.scopes:
-            check_value("OAuth2ClientCredentials scopes", scope, TEXT)
-        if self.audience is not None:
-            check_value("OAuth2ClientCredentials audience", self.audience, TEXT)
-
-    async def apply(self, url: str, headers: dict[str, str], post_form: FormPoster) -> str:
-        """Set ``Authorization: Bearer <token>``, fetching a token first when there is none or it
-        expired (one request for many concurrent calls).
-
-        Raises:
-            A2AAuthError: the token endpoint refused the client.
-            A2AProtocolError: the token endpoint's answer holds no usable token.
-        """
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        async with self._lock:  # one token request for many concurrent calls
-            if self._token is None or anyio.current_time() >= self._expires:
-                await self._fetch(post_form)
-        headers["Authorization"] = f"Bearer {self._token}"
-        return url
-
-    async def _fetch(self, post_form: FormPoster) -> None:
-        form = {
-            "grant_type": "client_credentials",
-            "client_id": self.client_id,
-            "client_secret": self.client_secret,
-        }
-        if self.scopes:
-            form["scope"] = " ".join(self.scopes)
-        if self.audience:
-            form["audience"] = self.audience
-        status, body = await post_form(self.token_url, form)
-        if status != 200:
-            raise A2AAuthError(
-                status_code=status,
-                body=f"the token endpoint {self.token_url} refused the client",
-            )
-        try:
-            value = json.loads(body)
-            token = value["access_token"]
-            lifetime = float(value.get("expires_in", 3600))
-        except (ValueError, KeyError, TypeError, OverflowError) as exc:  # 10**400: OverflowError
-            raise A2AProtocolError(f"bad token response from {self.token_url}") from exc
-        if not isinstance(token, str) or not token:
-            raise A2AProtocolError(f"bad token response from {self.token_url}")
-        if not _TOKEN_CHARS.fullmatch(token):
-            # Never quoted: the text would go into error messages and logs.
-            raise A2AProtocolError(
-                f"bad token response from {self.token_url}: the access token holds characters "
-                "an HTTP header cannot carry"
-            )
-        self._token = token
-        # Renew a little early rather than send a token that expires on the way.
-        self._expires = anyio.current_time() + max(0.0, lifetime - 30.0)
-
-    async def refresh(self) -> bool:
-        """After a 401: forget the token, so the next try fetches a new one; returns True."""
-        self._token = None
-        return True
-
-    def secrets(self) -> tuple[str, ...]:
-        """The client secret, and the token fetched with it."""
-        return (self.client_secret, *((self._token,) if self._token else ()))
-
-    def __repr__(self) -> str:
-        return (
-            f"OAuth2ClientCredentials(token_url={self.token_url!r}, "
-            f"client_id={self.client_id!r}, client_secret=***)"
-        )

@@ -531,6 +531,8 @@ class A2AClient:
         self._card: AgentCard | None = (
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
         )
+        if self._card is not None and self._credentials.auth is not None:
+            self._credentials.auth.use_card(self._card)
         key = f"{self.url or self.endpoint}|{protocol}|{','.join(self.bindings)}"
         self._wires = Wires(key, tenant=tenant, extensions=self.extensions)
         self._closed = False
@@ -606,6 +608,26 @@ class A2AClient:
             check_timeout(timeout)
         return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout), creds)
 
+    async def authenticate(self) -> None:
+        """Get the credentials now rather than at the first call: read the card (``CardAuth``
+        chooses by it), then let the auth scheme get its token (an OAuth 2.0 sign-in asks the
+        user here). No deadline of the client's bounds it: a sign-in waits for the user
+        (the flow's own limits, or a cancel scope of yours, do).
+
+        Raises:
+            A2AAuthError: the credentials cannot be had (the card asks for others, the
+                authorization server refused).
+            A2AClientError: the card cannot be read, or a token endpoint misbehaved.
+            RuntimeError: the client is closed.
+        """
+        self._check_open()
+        if self._credentials.auth is None:
+            return
+        if self.url is not None:
+            await self.get_card(timeout=None)
+        url = self.url or self.endpoint or ""
+        await self._http.with_credentials(url, {}, self._credentials, {})
+
     async def _fetch_card(
         self,
         refresh: bool,
@@ -633,6 +655,8 @@ class A2AClient:
                 f"an interceptor answers a card with an AgentCard, not {type(card).__name__}"
             )
         self._card = card
+        if (auth := self._credentials.auth) is not None:
+            auth.use_card(card)
         return card
 
     async def _card_for(

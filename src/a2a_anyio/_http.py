@@ -745,14 +745,24 @@ class HttpTransport:
         Its errors say which call needed the credentials.
         """
 
-        async def post_form(token_url: str, form: Mapping[str, str]) -> tuple[int, bytes]:
-            # A token request: no credentials of the client go with it, and the form holds
-            # a secret, so a redirect to another origin is refused (A2AAuthError).
+        async def post_form(
+            token_url: str, form: Mapping[str, str] | None, headers: Mapping[str, str] | None = None
+        ) -> tuple[int, bytes]:
+            # A token request (or, with no form, a GET of OAuth metadata): no credentials of
+            # the client go with it, and the form holds a secret, so a redirect to another
+            # origin is refused (A2AAuthError).
             resp = await self.request(
-                "POST",
+                "POST" if form is not None else "GET",
                 token_url,
-                content=urlencode(form).encode(),
-                headers={"Content-Type": "application/x-www-form-urlencoded"},
+                content=urlencode(form).encode() if form is not None else None,
+                headers={
+                    **(headers or {}),
+                    **(
+                        {"Content-Type": "application/x-www-form-urlencoded"}
+                        if form is not None
+                        else {}
+                    ),
+                },
                 max_bytes=MAX_TOKEN_BYTES,
                 stay_on_origin=True,
                 context=where,

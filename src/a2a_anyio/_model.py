@@ -436,6 +436,7 @@ class SecurityScheme(PlainDicts):
     flows: JSONDict | None = None
     open_id_connect_url: str | None = None
     description: str | None = None
+    oauth2_metadata_url: str | None = None
 
 
 @dataclass(slots=True, repr=False, eq=False)

@@ -300,6 +300,17 @@ class SyncA2AClient(Facade):
         get = self._client.get_extended_card
         return self._calls.run(functools.partial(get, timeout=timeout, headers=headers))
 
+    def authenticate(self) -> None:
+        """Get the credentials now (blocking): the card is read and an OAuth 2.0 flow gets
+        its token, signing the user in if need be (``A2AClient.authenticate``).
+
+        Raises:
+            A2AAuthError: the credentials cannot be had.
+            A2AClientError: the card cannot be read, or a token endpoint misbehaved.
+            RuntimeError: the client is closed.
+        """
+        self._calls.run(self._client.authenticate)
+
     # -- operations -----------------------------------------------------------------------
 
     def send_message(

@@ -8,10 +8,10 @@ the other origin receives nothing, and neither does the agent.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from urllib.parse import parse_qs
 
 import anyio.lowlevel
 import httpx
@@ -111,7 +111,8 @@ async def test_a_redirect_on_the_token_origin_is_followed() -> None:
         await client.get_task("t")
     final = world.to(IDP)[-1]
     assert final.url.path == "/oauth/token"
-    assert parse_qs(final.content.decode())["client_secret"] == [SECRET]
+    secret = base64.b64encode(f"client:{SECRET}".encode()).decode()
+    assert final.headers["authorization"] == f"Basic {secret}"  # the hop on its origin has it
     assert world.to(AGENT)[0].headers["authorization"] == "Bearer tok"
 
 

@@ -135,7 +135,12 @@ async def test_oauth2_client_credentials_cached_renewed_and_refreshed_on_401() -
         await client.get_task("t")
         assert agent.tokens == 3  # refreshed once after the 401
     token_request = next(r for r in agent.requests if r.url.path == "/token")
-    assert "authorization" not in token_request.headers
+    # The client's own identity (HTTP Basic, RFC 6749 section 2.3.1), not the agent's token.
+    assert (
+        token_request.headers["authorization"]
+        == "Basic " + base64.b64encode(b"client:s3cret").decode()
+    )
+    assert b"s3cret" not in token_request.content
     assert b"scope=a+b" in token_request.content
 
 

@@ -266,6 +266,7 @@ def read_scheme(value: Any) -> SecurityScheme:
         flows=v.optional_dict(body, "flows"),
         open_id_connect_url=v.text(body, "openIdConnectUrl"),
         description=v.text(body, "description"),
+        oauth2_metadata_url=v.text(body, "oauth2MetadataUrl"),
     )
 
 
@@ -279,7 +280,7 @@ def encode_scheme(scheme: SecurityScheme, version: str = "1.0") -> JSONDict:
     elif scheme.type == "http":
         put(body, scheme=scheme.scheme, bearerFormat=scheme.bearer_format)
     elif scheme.type == "oauth2":
-        put(body, flows=scheme.flows)
+        put(body, flows=scheme.flows, oauth2MetadataUrl=scheme.oauth2_metadata_url)
     elif scheme.type == "openIdConnect":
         put(body, openIdConnectUrl=scheme.open_id_connect_url)
     put(body, description=scheme.description)

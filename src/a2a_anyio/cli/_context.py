@@ -11,8 +11,8 @@ import traceback
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from a2a_anyio._auth import Origin, origin_of
 from a2a_anyio._card import MAX_CARD_BYTES, card_urls
@@ -41,6 +41,9 @@ from a2a_anyio.cli._errors import (
     did_you_mean,
 )
 from a2a_anyio.cli._render import Printer
+
+if TYPE_CHECKING:
+    from a2a_anyio._oauth import TokenSet
 
 #: Header names whose values are never shown in diagnostics.
 SENSITIVE_HEADERS = frozenset(
@@ -138,7 +141,11 @@ class Debug:
             body = request.content
         except Exception:  # a streamed request body: nothing to show
             body = b""
-        if body:
+        if body and "x-www-form-urlencoded" in request.headers.get("content-type", ""):
+            # A token request: each value may be a secret (a refresh token, a client secret).
+            names = [k for k, _ in parse_qsl(body.decode("latin-1"), keep_blank_values=True)]
+            self(f"   form {', '.join(f'{n}=***' for n in names)}")
+        elif body:
             text = body.decode("utf-8", "replace")
             cut = "…" if len(text) > _MAX_LOGGED_BODY else ""
             self(f"   body {text[:_MAX_LOGGED_BODY]}{cut}")
@@ -405,8 +412,24 @@ class Context:
             opts["retry"] = dataclasses.replace(policy, on_retry=self.debug.on_retry)
         if a.binding:  # preferred first, the others as the fallbacks
             opts["bindings"] = preferring(a.binding)
+        if "auth" not in opts:
+            self._signed_in(opts, name, str(opts.get("url") or opts.get("endpoint") or ref or name))
         self.debug.add_credentials(opts)
         return Target(name, ref or name, opts, card, entry)
+
+    def _signed_in(self, opts: ClientArguments, name: str, url: str) -> None:
+        """The sign-in kept for ``url`` (``auth login``) as ``opts``' auth, if there is one."""
+        from a2a_anyio._token_file import TokenFile
+
+        def hide(tokens: TokenSet) -> None:
+            self.debug.secrets.update(t for t in (tokens.access_token, tokens.refresh_token) if t)
+
+        try:
+            auth = TokenFile().auth(url, f"run 'a2a-anyio auth login {name}'", hide)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+        if auth is not None:
+            opts["auth"] = auth
 
     async def client(self, target: Target) -> A2AClient:
         """An open client for ``target``, closed when the command ends."""

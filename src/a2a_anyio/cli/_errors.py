@@ -129,11 +129,15 @@ def classify(exc: BaseException, *, credentials: bool = False) -> Failure:
                 "the agent refused the credentials: check the token or key",
                 status,
             )
+        schemes = " ".join(getattr(exc, "schemes", ()))
+        oauth = "OAuth 2.0" in schemes or "OpenID Connect" in schemes
         return Failure(
             AUTH,
             "A2ACLI_ERR_CREDENTIALS_MISSING",
             msg,
-            "pass --bearer TOKEN or --api-key KEY (or token_env in the registry)",
+            "sign in with 'a2a-anyio auth login AGENT --client-id ID', or pass --bearer TOKEN"
+            if oauth
+            else "pass --bearer TOKEN or --api-key KEY (or token_env in the registry)",
             status,
         )
     if isinstance(exc, A2ADiscoveryError):

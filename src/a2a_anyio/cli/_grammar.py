@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from a2a_anyio import __version__
 from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
+from a2a_anyio.cli import _auth_cmd
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli import _many as many
 from a2a_anyio.cli import _mcp as mcp
@@ -492,6 +493,8 @@ def build_parser() -> Parser:
         "connection, as reads are (a 429 is retried for any method)",
     )  # fmt: skip
     _leaf(p)
+
+    _auth_cmd.add_commands(sub, _add, _leaf)
 
     p = _add(
         sub, "agents", many.agents, "list the agents and groups of the registry",

@@ -18,7 +18,7 @@ from a2a_anyio._asgi import Receive, Scope, Send, need_hypercorn, serve_app
 from a2a_anyio._dialects import Send as SendMessage
 from a2a_anyio._model import PushNotificationConfig, StreamEvent, Task, TaskState
 from a2a_anyio.testing._app import AgentApp
-from a2a_anyio.testing._config import AgentConfig, Binding, Dialect
+from a2a_anyio.testing._config import AgentConfig, AuthCheck, Binding, Dialect
 from a2a_anyio.testing._skills import Skill
 from a2a_anyio.testing._store import TaskStore
 from a2a_anyio.testing._transport import StreamingASGITransport
@@ -42,7 +42,8 @@ class FakeAgent(AgentConfig):
     Options: ``streaming`` / ``push_notifications`` (the capabilities; off, those calls fail
     as the protocol says); ``extended_card`` (fields the extended card adds to the public
     one; None: no extended card); ``card`` (fields that override the generated card);
-    ``auth`` (an ``Authorization`` value every call but the card must carry, else 401);
+    ``auth`` (an ``Authorization`` value every call but the card must carry, else 401; or
+    an async function that says whether a value, None when there is none, passes);
     ``delay`` / ``event_delay`` (seconds before each answer / each streamed event);
     ``cancelable`` (False: cancel answers TaskNotCancelable); ``answers_at_once`` (every
     send is answered with its task as soon as it exists, blocking or not, as some servers
@@ -67,7 +68,7 @@ class FakeAgent(AgentConfig):
         push_notifications: bool = True,
         extended_card: Mapping[str, Any] | None = None,
         card: Mapping[str, Any] | None = None,
-        auth: str | None = None,
+        auth: str | AuthCheck | None = None,
         delay: float = 0.0,
         event_delay: float = 0.0,
         cancelable: bool = True,

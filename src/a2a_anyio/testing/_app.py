@@ -209,7 +209,7 @@ class AgentApp:
     ) -> _Plan | None:
         """Check credentials and apply the faults; None when the request was answered here."""
         a = self.config
-        if check_auth and a.auth is not None and req.headers.get("authorization") != a.auth:
+        if check_auth and not await a.authorized(req.headers.get("authorization")):
             await send_json(
                 send, 401, {"error": "unauthorized"}, headers={"WWW-Authenticate": "Bearer"}
             )

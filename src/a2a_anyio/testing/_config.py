@@ -4,7 +4,7 @@ methods, faults, and the card that describes them. No state of its own beyond th
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,6 +26,8 @@ from a2a_anyio.testing._wire import server_codecs
 
 Dialect = Literal["1.0", "0.3", "0.2", "legacy"]
 Binding = Literal["jsonrpc", "rest", "both"]
+#: Says whether an ``Authorization`` value (None: none was sent) lets a request in.
+AuthCheck = Callable[[str | None], Awaitable[bool]]
 
 
 @dataclass(slots=True)
@@ -63,7 +65,7 @@ class AgentConfig:
         push_notifications: bool = True,
         extended_card: Mapping[str, Any] | None = None,
         card: Mapping[str, Any] | None = None,
-        auth: str | None = None,
+        auth: str | AuthCheck | None = None,
         delay: float = 0.0,
         event_delay: float = 0.0,
         cancelable: bool = True,
@@ -247,6 +249,16 @@ class AgentConfig:
     def clear_faults(self) -> None:
         """Remove every fault."""
         self.faults.clear()
+
+    async def authorized(self, value: str | None) -> bool:
+        """Whether a request's ``Authorization`` value (None: none) passes ``auth``.
+
+        Raises:
+            Exception: whatever the ``auth`` function raises.
+        """
+        if self.auth is None or isinstance(self.auth, str):
+            return self.auth is None or value == self.auth
+        return await self.auth(value)
 
     def take_faults(self, op: str | None) -> list[Fault]:
         """The faults that apply to one request of ``op``, counted as applied."""
