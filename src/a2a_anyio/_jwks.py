@@ -94,15 +94,15 @@ class KeySet:
             if self._fresh(force):
                 return self._cached()
             self.requests += 1
-            self._fetched = anyio.current_time()
             try:
                 keys = jwks_keys(await self._fetch(fetch_json), self.url)[:MAX_JWKS_KEYS]
             except A2ADiscoveryError as exc:
                 if self.hold_failures:
-                    self._failed = exc
+                    self._failed, self._fetched = exc, anyio.current_time()
                 raise
             self._keys, self._failed = keys, None
-            self._expires = anyio.current_time() + self.ttl
+            self._fetched = anyio.current_time()
+            self._expires = self._fetched + self.ttl
             return keys
 
     def _fresh(self, force: bool) -> bool:

@@ -179,7 +179,8 @@ class PushVerifier:
             raise ValueError("hmac_secret has 32 bytes at least")
         self._secret = secret
         self._keys: list[Key] = normalise_keys(keys)
-        if not (self._keys or self.agent or self.jwks_url or self.allowed_jwks or secret):
+        self._has_public_keys = bool(self._keys or self.agent or self.jwks_url or self.allowed_jwks)
+        if not (self._has_public_keys or secret):
             raise ValueError(
                 "PushVerifier needs a key source: keys=, jwks_url=, agent= (a jku on the "
                 "agent's origin), allowed_jwks= or hmac_secret="
@@ -230,7 +231,7 @@ class PushVerifier:
         if alg in HMAC_ALGORITHMS and self._secret is not None:
             claims = self._decode(token, self._secret, alg, audience)
             verified = VerifiedPush(claims, alg, kid, None, hmac=True)
-        elif isinstance(alg, str) and alg in self.algorithms:
+        elif isinstance(alg, str) and alg in self.algorithms and self._has_public_keys:
             verified = await self._asymmetric(token, header, alg, kid, audience)
         else:
             raise _refuse(f"the token's alg {shown(alg, 24)} is not accepted", "algorithm")
@@ -323,7 +324,7 @@ class PushVerifier:
                 return await fetch_jwks(http, url, max_bytes=self.max_jwks_bytes)
         except TimeoutError:
             raise A2ATimeoutError(
-                f"no answer within {self.jwks_timeout} s", timeout="deadline"
+                f"no answer within {self.jwks_timeout:g} s", timeout="deadline"
             ) from None
         finally:
             await http.aclose()
