@@ -164,6 +164,10 @@ class PushVerifier:
         if not self.issuers or not all(isinstance(i, str) and i for i in self.issuers):
             raise ValueError("issuer is the iss the agent's tokens carry: a non-empty string")
         self.audiences = (audience,) if isinstance(audience, str) else audience
+        if self.audiences is not None and not (
+            self.audiences and all(isinstance(a, str) and a for a in self.audiences)
+        ):
+            raise ValueError("audience is the aud the agent's tokens carry: non-empty strings")
         self.agent = check_url(agent, "agent") if agent is not None else None
         self.jwks_url = check_url(jwks_url, "jwks_url") if jwks_url is not None else None
         self.allowed_jwks = frozenset(check_url(u, "allowed_jwks") for u in allowed_jwks)
@@ -220,6 +224,9 @@ class PushVerifier:
         import jwt
 
         token = self._bearer(authorization)
+        audiences: Sequence[str] = self.audiences or ([audience] if audience else [])
+        if not audiences:
+            raise _refuse("the receiver has no URL to check the token's audience with", "audience")
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -229,10 +236,10 @@ class PushVerifier:
         if kid is not None and not isinstance(kid, str):
             raise _refuse("the token's kid is not a string", "malformed")
         if alg in HMAC_ALGORITHMS and self._secret is not None:
-            claims = self._decode(token, self._secret, alg, audience)
+            claims = self._decode(token, self._secret, alg, audiences)
             verified = VerifiedPush(claims, alg, kid, None, hmac=True)
         elif isinstance(alg, str) and alg in self.algorithms and self._has_public_keys:
-            verified = await self._asymmetric(token, header, alg, kid, audience)
+            verified = await self._asymmetric(token, header, alg, kid, audiences)
         else:
             raise _refuse(f"the token's alg {shown(alg, 24)} is not accepted", "algorithm")
         self._check_time_and_replay(verified.claims)
@@ -250,7 +257,12 @@ class PushVerifier:
         return token
 
     async def _asymmetric(
-        self, token: str, header: Mapping[str, Any], alg: str, kid: str | None, aud: str | None
+        self,
+        token: str,
+        header: Mapping[str, Any],
+        alg: str,
+        kid: str | None,
+        audiences: Sequence[str],
     ) -> VerifiedPush:
         url = self._jwks_url_for(header.get("jku"))
         keys = self._fitting(self._keys, alg, kid)
@@ -264,7 +276,7 @@ class PushVerifier:
         failure: PushAuthError | None = None
         for key in keys:
             try:
-                claims = self._decode(token, key.key, alg, aud)
+                claims = self._decode(token, key.key, alg, audiences)
             except PushAuthError as exc:
                 if exc.reason != "signature":
                     raise
@@ -329,12 +341,9 @@ class PushVerifier:
         finally:
             await http.aclose()
 
-    def _decode(self, token: str, key: Any, alg: str, aud: str | None) -> dict[str, Any]:
+    def _decode(self, token: str, key: Any, alg: str, audiences: Sequence[str]) -> dict[str, Any]:
         import jwt
 
-        audience = self.audiences if self.audiences is not None else aud
-        if not audience:
-            raise _refuse("the receiver has no URL to check the token's audience with", "audience")
         required = ["iat", "iss", "aud", *(["jti"] if self.require_jti else [])]
         options: Any = {"require": required, "verify_iat": False, "verify_iss": False}
         try:
@@ -342,7 +351,7 @@ class PushVerifier:
                 token,
                 key,
                 algorithms=[alg],
-                audience=audience,
+                audience=audiences,
                 leeway=self.leeway,
                 options=options,
             )
@@ -353,7 +362,7 @@ class PushVerifier:
         except jwt.ImmatureSignatureError:
             raise _refuse("the token is not valid yet (nbf)", "not-yet-valid") from None
         except jwt.InvalidAudienceError:
-            why = f"the token is not for {shown(audience, 200)} (aud)"
+            why = f"the token is not for {shown(audiences[0], 200)} (aud)"
             raise _refuse(why, "audience", 403) from None
         except jwt.MissingRequiredClaimError as exc:
             raise _refuse(f"the token has no {exc.claim!r} claim", "claims") from None

@@ -318,6 +318,16 @@ async def test_the_token_header_is_still_checked_with_a_verifier() -> None:
     assert receiver.received[0].token == token
 
 
+async def test_the_audience_is_the_receivers_url_unless_given() -> None:
+    nowhere = PushReceiver(verifier=hmac_verifier())  # mounted, and not told its URL
+    given = PushReceiver(verifier=hmac_verifier(audience=["https://a.example", "https://b"]))
+    for_b = sign("https://b", key=SECRET, alg="HS256")
+    refused = await post(nowhere, [note()], bearer(hmac_token()), token=None)
+    accepted = await post(given, [note()], bearer(for_b), token=None)
+    assert (refused.status, accepted.status) == (401, 200)
+    assert "no URL to check the token's audience" in nowhere.refused[0].message
+
+
 def test_a_verifier_needs_what_it_checks_with() -> None:
     with pytest.raises(ValueError, match="key source"):
         PushVerifier(issuer=ISSUER)
@@ -327,6 +337,10 @@ def test_a_verifier_needs_what_it_checks_with() -> None:
         PushVerifier(issuer=ISSUER, agent="https://a.example", algorithms=["HS256"])
     with pytest.raises(ValueError, match="issuer"):
         PushVerifier(issuer="", agent="https://a.example")
+    with pytest.raises(ValueError, match="audience"):
+        PushVerifier(issuer=ISSUER, agent="https://a.example", audience=[])
+    with pytest.raises(ValueError, match="jwks_url"):
+        PushVerifier(issuer=ISSUER, jwks_url="file:///etc/keys")
 
 
 async def test_a_huge_key_set_is_refused() -> None:
