@@ -424,12 +424,13 @@ async def test_an_unknown_kid_refetches_the_key_set_at_most_once_per_interval() 
     assert check.jwks_requests == 3
 
 
-async def test_watch_end_to_end_with_an_agent_that_signs_its_notifications() -> None:
+@pytest.mark.parametrize("dialect", ["1.0", "0.3"])
+async def test_watch_end_to_end_with_an_agent_that_signs_its_notifications(dialect: str) -> None:
     async with key_server() as keys:
         gate = anyio.Event()
         signer = Signer(keys.jwks)
         async with httpx.AsyncClient(auth=signer) as push_client:
-            agent = FakeAgent(push_client=push_client)
+            agent = FakeAgent(dialect=dialect, push_client=push_client)  # type: ignore[arg-type]
 
             @agent.skill("slow")
             async def slow(ctx: SkillContext) -> AsyncIterator[Emit]:
@@ -449,7 +450,7 @@ async def test_watch_end_to_end_with_an_agent_that_signs_its_notifications() -> 
                 await wait_until(lambda: all(d.status_code for d in agent.push_deliveries))
     # The config asked the agent for a Bearer scheme and no credentials: it signs its own.
     assert (config.auth_scheme, config.auth_credentials) == ("Bearer", None)
-    assert isinstance(events[-1], TaskStatusUpdateEvent)
+    assert isinstance(events[-1], TaskStatusUpdateEvent if dialect == "1.0" else Task)
     assert events[-1].status.state is TaskState.COMPLETED
     assert {d.status_code for d in agent.push_deliveries} == {200}
     assert all(n.verified and n.verified.task_id == n.task_id for n in receiver.received)
@@ -468,7 +469,7 @@ class Signer(httpx.Auth):
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         body = json.loads(request.content)
         update = body.get("statusUpdate") or body.get("artifactUpdate") or {}
-        task_id = update.get("taskId") or body.get("task", {}).get("id")
+        task_id = update.get("taskId") or body.get("task", body).get("id")  # v1.0, v0.3
         token = sign(self.audience, headers={"kid": "k1", "jku": self.jku}, taskId=task_id)
         request.headers["Authorization"] = f"Bearer {token}"
         yield request
