@@ -24,7 +24,6 @@ from a2a_anyio._errors import (
     located,
 )
 from a2a_anyio._http import DEFAULT_TIMEOUT, AsyncClient, HttpTransport, RawResponse
-from a2a_anyio._jwks import fetch_jwks
 from a2a_anyio._model import AgentCard
 from a2a_anyio._observe import redacted
 from a2a_anyio._retry import NO_RETRY, RetryPolicy
@@ -265,6 +264,8 @@ class AgentCardFetcher:
 
     async def _fetch_keys(self, url: str) -> Any:
         """A JWKS document for the verifier: no agent credentials, card-sized at most."""
+        from a2a_anyio._jwks import fetch_jwks  # signed cards only
+
         return await fetch_jwks(self._http, url, max_bytes=MAX_CARD_BYTES, context=self._context)
 
     def _expiry(self, resp: RawResponse) -> float:

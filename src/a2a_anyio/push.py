@@ -12,10 +12,10 @@ It answers 401 unless the token is one the receiver issued (``new_config``, ``ex
 ``watch``) for that task, or its receiver-wide ``token``. With a ``PushVerifier``, the
 notification must also carry a JWT that proves its sender (signed by the agent's key or with a
 shared secret), checked before the body is read (401 or 403, a ``PushAuthError`` kept in
-``refused``). Each accepted notification is decoded
-into the library's model and handed to the handlers of its type
-(``register_push_handler(Task, callback)``, ``"*"`` for all), to the handlers of its task
-(``add_task_handler``), and to ``async for`` consumers (``subscribe``, ``watch``)::
+``refused``). Each accepted notification is decoded into the library's model and handed to the
+handlers of its type (``register_push_handler(Task, callback)``, ``"*"`` for all), to the
+handlers of its task (``add_task_handler``), and to ``async for`` consumers (``subscribe``,
+``watch``)::
 
     receiver = PushReceiver()
     async with receiver.serve():
