@@ -265,26 +265,47 @@ class PushVerifier:
         audiences: Sequence[str],
     ) -> VerifiedPush:
         url = self._jwks_url_for(header.get("jku"))
-        keys = self._fitting(self._keys, alg, kid)
-        if not keys and url is not None:
-            keys = self._fitting(await self._jwks(url, force=False), alg, kid)
-            if not keys:  # a key the cached set does not have: it may have rotated
-                keys = self._fitting(await self._jwks(url, force=True), alg, kid)
-        if not keys:
-            where = f"the JWKS at {url}" if url else "the configured keys"
-            raise _refuse(f"no {alg} key with kid {shown(kid)} in {where}", "kid")
-        failure: PushAuthError | None = None
-        for key in keys:
+        check = (token, alg, kid, audiences)
+        outcome = self._try(self._keys, None, *check)  # the keys given, first
+        fitted = outcome is True
+        if url is not None and not isinstance(outcome, VerifiedPush):
+            outcome = self._try(await self._jwks(url, force=False), url, *check)
+            if outcome is False:  # no key with that kid: the agent may have rotated its keys
+                outcome = self._try(await self._jwks(url, force=True), url, *check)
+            fitted = fitted or outcome is True
+        if isinstance(outcome, VerifiedPush):
+            return outcome
+        if fitted:
+            raise _refuse("bad signature", "signature")
+        where = f"the JWKS at {url}" if url else "the configured keys"
+        raise _refuse(f"no {alg} key with kid {shown(kid)} in {where}", "kid")
+
+    def _try(
+        self,
+        keys: list[Key],
+        source: str | None,
+        token: str,
+        alg: str,
+        kid: str | None,
+        audiences: Sequence[str],
+    ) -> VerifiedPush | bool:
+        """What a key of ``keys`` that fits verifies; else whether any key fitted."""
+        fitting = [
+            k
+            for k in keys
+            if (kid is None or k.kid is None or k.kid == kid)
+            and (k.alg is None or k.alg == alg)
+            and key_fits(k.key, alg)
+        ]
+        for key in fitting:
             try:
                 claims = self._decode(token, key.key, alg, audiences)
             except PushAuthError as exc:
                 if exc.reason != "signature":
                     raise
-                failure = exc
                 continue
-            return VerifiedPush(claims, alg, key.kid, url if key not in self._keys else None)
-        assert failure is not None
-        raise failure
+            return VerifiedPush(claims, alg, key.kid, source)
+        return bool(fitting)
 
     def _jwks_url_for(self, jku: Any) -> str | None:
         if jku is None:
@@ -299,16 +320,6 @@ class PushVerifier:
             f"the token's jku {shown(jku, 200)} is neither on the agent's origin nor allowed",
             "jku",
         )
-
-    @staticmethod
-    def _fitting(keys: list[Key], alg: str, kid: str | None) -> list[Key]:
-        return [
-            k
-            for k in keys
-            if (kid is None or k.kid is None or k.kid == kid)
-            and (k.alg is None or k.alg == alg)
-            and key_fits(k.key, alg)
-        ]
 
     async def _jwks(self, url: str, *, force: bool) -> list[Key]:
         keys = self._sets.get(url)

@@ -271,6 +271,22 @@ async def test_a_key_set_url_on_the_allow_list_or_configured() -> None:
     assert [e.reason for e in receiver.refused] == ["jku"]
 
 
+async def test_keys_given_are_tried_first_then_the_key_set() -> None:
+    pinned = OTHER_KEY.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    async with key_server() as keys:
+        check = PushVerifier(issuer=ISSUER, keys=[pinned], jwks_url=keys.jwks)
+        receiver = PushReceiver(url="http://hooks.test", verifier=check)
+        by_pinned = sign("http://hooks.test", key=OTHER_KEY, headers={"kid": "k1"})
+        assert (await post(receiver, [note()], bearer(by_pinned), token=None)).status == 200
+        assert keys.requests == []  # the key given verified it: no fetch
+        by_published = sign("http://hooks.test", headers={"kid": "k1"})
+        assert (await post(receiver, [note()], bearer(by_published), token=None)).status == 200
+    assert keys.requests == ["/jwks.json"]
+    assert [n.verified.jwks_url for n in receiver.received if n.verified] == [None, keys.jwks]
+
+
 async def test_the_task_id_claim_binds_the_token_to_its_task() -> None:
     receiver = PushReceiver(url="http://hooks.test", verifier=hmac_verifier())
     wrong = await post(receiver, [note("t-2")], bearer(hmac_token("t-1")), token=None)
