@@ -324,6 +324,16 @@ async def test_an_hmac_shared_secret(
     assert [e.reason for e in receiver.refused] == ([reason] if reason else [])
 
 
+async def test_token_ids_are_remembered_within_a_bound() -> None:
+    receiver = PushReceiver(url="http://hooks.test", verifier=hmac_verifier(max_jtis=2))
+    statuses = [
+        (await post(receiver, [note()], bearer(hmac_token()), token=None)).status for _ in range(3)
+    ]
+    # A live id is never dropped to make room (its token could then be replayed).
+    assert statuses == [200, 200, 429]
+    assert [(e.reason, e.status_code) for e in receiver.refused] == [("replay-memory-full", 429)]
+
+
 async def test_the_token_header_is_still_checked_with_a_verifier() -> None:
     receiver = PushReceiver(url="http://hooks.test", verifier=hmac_verifier(), require_token=True)
     token = receiver.expect("t-1")
