@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 FetchJSON = Callable[[str], Awaitable[Any]]
 
-#: At most this many keys of a JWK Set are kept (the rest are ignored).
+#: At most this many members of a JWK Set are read (the rest are ignored).
 MAX_JWKS_KEYS = 100
 
 
@@ -95,7 +95,10 @@ class KeySet:
                 return self._cached()
             self.requests += 1
             try:
-                keys = jwks_keys(await self._fetch(fetch_json), self.url)[:MAX_JWKS_KEYS]
+                doc = await self._fetch(fetch_json)
+                if isinstance(doc, dict) and isinstance(doc.get("keys"), list):
+                    doc = {**doc, "keys": doc["keys"][:MAX_JWKS_KEYS]}  # (parsed, keys cost)
+                keys = jwks_keys(doc, self.url)
             except A2ADiscoveryError as exc:
                 if self.hold_failures:
                     self._failed, self._fetched = exc, anyio.current_time()

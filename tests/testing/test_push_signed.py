@@ -385,6 +385,29 @@ async def test_a_huge_key_set_is_refused() -> None:
     assert keys.requests == ["/huge.json"]  # the failure is held: no second fetch
 
 
+async def test_a_key_set_is_read_up_to_its_first_100_members() -> None:
+    filler = [public_jwk(OTHER_KEY, f"f{i}") for i in range(100)]
+    sets = {
+        "/first": [public_jwk(AGENT_KEY, "k1"), *filler],
+        "/last": [*filler, public_jwk(AGENT_KEY, "k1")],
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"keys": sets[request.url.path]})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+        check = PushVerifier(issuer=ISSUER, agent="https://keys.test", http_client=http)
+        receiver = PushReceiver(url="http://hooks.test", verifier=check)
+        statuses = []
+        for path in sets:
+            token = sign(
+                "http://hooks.test", headers={"kid": "k1", "jku": f"https://keys.test{path}"}
+            )
+            statuses.append((await post(receiver, [note()], bearer(token), token=None)).status)
+    assert statuses == [200, 401]
+    assert [e.reason for e in receiver.refused] == ["kid"]
+
+
 class SlowKeys:
     """Key sets that answer in ``delay`` seconds (of the test's clock), counting requests."""
 
