@@ -264,12 +264,9 @@ class AgentCardFetcher:
 
     async def _fetch_keys(self, url: str) -> Any:
         """A JWKS document for the verifier: no agent credentials, card-sized at most."""
-        resp = await self._http.request("GET", url, max_bytes=MAX_CARD_BYTES, context=self._context)
-        if resp.status != 200:
-            raise A2ADiscoveryError(
-                f"key set at {url}: HTTP {resp.status}", status_code=resp.status, **self._context
-            )
-        return _card_json(resp, self._context)
+        from a2a_anyio._jwks import fetch_jwks  # signed cards only
+
+        return await fetch_jwks(self._http, url, max_bytes=MAX_CARD_BYTES, context=self._context)
 
     def _expiry(self, resp: RawResponse) -> float:
         max_age = _max_age(resp.headers.get("cache-control", ""))

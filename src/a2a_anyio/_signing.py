@@ -10,22 +10,19 @@ inside the functions that need it, so the core client never depends on it
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
-
-from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, context_of, shown
+from a2a_anyio._errors import A2ADiscoveryError, shown
 from a2a_anyio._jcs import canonical_json, canonicalize
+from a2a_anyio._jwks import FetchJSON, KeySet
 from a2a_anyio._signing_keys import (
     ASYMMETRIC,
     DEFAULT_ALGORITHMS,
     Key,
     b64url,
     b64url_decode,
-    jwks_keys,
     key_fits,
     key_object,
     load_jwt,
@@ -46,7 +43,6 @@ __all__ = [
 ]
 
 SignaturePolicy = Literal["ignore", "verify-if-present", "require"]
-FetchJSON = Callable[[str], Awaitable[Any]]
 
 #: A card with more signature entries than this is refused unchecked (each costs key trials).
 MAX_SIGNATURES = 16
@@ -212,11 +208,16 @@ class CardVerifier:
             self._keys = normalise_keys(keys)
             if not self._keys and not jwks_url:
                 raise ValueError(f"policy {policy!r} needs keys= or jwks_url=")
-        self._jwks: list[Key] | None = None
-        self._jwks_fetched = -math.inf
-        self._jwks_expires = -math.inf
-        self._lock = anyio.Lock()
-        self.jwks_requests = 0  # JWKS fetches made, for observability
+        self._jwks = (
+            KeySet(jwks_url, ttl=jwks_ttl, refetch_interval=jwks_refetch_interval)
+            if jwks_url
+            else None
+        )
+
+    @property
+    def jwks_requests(self) -> int:
+        """JWKS fetches made, for observability."""
+        return 0 if self._jwks is None else self._jwks.requests
 
     def __repr__(self) -> str:
         return (
@@ -336,38 +337,8 @@ class CardVerifier:
         return "bad signature (the card was changed after signing, or signed by another key)"
 
     async def _load_jwks(self, fetch_json: FetchJSON, *, force: bool) -> list[Key]:
-        assert self.jwks_url is not None
-        now = anyio.current_time()
-        if self._jwks is not None and not force and now < self._jwks_expires:
-            return self._jwks
-        async with self._lock:
-            now = anyio.current_time()
-            if self._jwks is not None:
-                fresh = now < self._jwks_expires
-                if (not force and fresh) or (
-                    force and now - self._jwks_fetched < self.jwks_refetch_interval
-                ):
-                    return self._jwks
-            url = self.jwks_url
-            self.jwks_requests += 1
-            try:
-                doc = await fetch_json(url)
-            except Exception as exc:
-                status = getattr(exc, "status_code", None)
-                ours = exc if isinstance(exc, A2AClientError) else None
-                why = str(exc) if ours is None else ours.message
-                raise A2ADiscoveryError(
-                    f"could not fetch the JWKS at {url}: {shown(why, 200)}",
-                    status_code=status if isinstance(status, int) else None,
-                    retry_after=getattr(exc, "retry_after", None),
-                    retryable=None if ours is None else ours.retryable,
-                    **({} if ours is None else context_of(ours)),
-                ) from exc
-            keys = jwks_keys(doc, url)
-            self._jwks = keys
-            self._jwks_fetched = anyio.current_time()
-            self._jwks_expires = self._jwks_fetched + self.jwks_ttl
-            return keys
+        assert self._jwks is not None
+        return await self._jwks.keys(fetch_json, force=force)
 
 
 # -- signing ----------------------------------------------------------------------------------

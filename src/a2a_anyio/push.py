@@ -9,10 +9,13 @@
   accepted too).
 
 It answers 401 unless the token is one the receiver issued (``new_config``, ``expect``,
-``watch``) for that task, or its receiver-wide ``token``. Each accepted notification is decoded
-into the library's model and handed to the handlers of its type
-(``register_push_handler(Task, callback)``, ``"*"`` for all), to the handlers of its task
-(``add_task_handler``), and to ``async for`` consumers (``subscribe``, ``watch``)::
+``watch``) for that task, or its receiver-wide ``token``. With a ``PushVerifier``, the
+notification must also carry a JWT that proves its sender (signed by the agent's key or with a
+shared secret), checked before the body is read (401 or 403, a ``PushAuthError`` kept in
+``refused``). Each accepted notification is decoded into the library's model and handed to the
+handlers of its type (``register_push_handler(Task, callback)``, ``"*"`` for all), to the
+handlers of its task (``add_task_handler``), and to ``async for`` consumers (``subscribe``,
+``watch``)::
 
     receiver = PushReceiver()
     async with receiver.serve():
@@ -25,9 +28,11 @@ into the library's model and handed to the handlers of its type
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 import re
 import secrets
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -49,7 +54,7 @@ from a2a_anyio._asgi import (
 )
 from a2a_anyio._decoding import BodyDecoder, UndecodableBody
 from a2a_anyio._dialects import v03, v1
-from a2a_anyio._errors import A2AClientError, A2AProtocolError
+from a2a_anyio._errors import A2AClientError, A2AProtocolError, shown
 from a2a_anyio._http import DEFAULT_MAX_EVENT_BYTES
 from a2a_anyio._limits import MAX_JSON_DEPTH, loads
 from a2a_anyio._model import (
@@ -62,11 +67,16 @@ from a2a_anyio._model import (
     TaskState,
     TaskStatusUpdateEvent,
 )
+from a2a_anyio._push_verify import PushAuthError, PushVerifier, VerifiedPush
 
 if TYPE_CHECKING:
     from a2a_anyio._client import A2AClient
 
-__all__ = ["PushNotification", "PushReceiver"]
+__all__ = ["PushAuthError", "PushNotification", "PushReceiver", "PushVerifier", "VerifiedPush"]
+
+LOGGER = logging.getLogger("a2a_anyio.push")
+#: How many refusals ``PushReceiver.refused`` keeps (the latest).
+MAX_REFUSALS_KEPT = 100
 
 E = TypeVar("E", Task, Message, TaskStatusUpdateEvent, TaskArtifactUpdateEvent)
 Callback = Callable[[Any], Any]
@@ -76,8 +86,8 @@ _V1_KEYS = ("task", "message", "statusUpdate", "artifactUpdate", "status_update"
 @dataclass(slots=True)
 class PushNotification:
     """One accepted notification: the decoded ``event``, the task it is about, its ``form``
-    ("0.3": a Task body; "1.0": a StreamResponse body), the token it carried, and the raw
-    request."""
+    ("0.3": a Task body; "1.0": a StreamResponse body), the token it carried, the raw
+    request, and what proved its sender (``verified``, with a ``PushVerifier``)."""
 
     event: StreamEvent
     task_id: str | None
@@ -85,6 +95,7 @@ class PushNotification:
     token: str | None
     headers: dict[str, str] = field(repr=False)
     body: JSONDict = field(repr=False)
+    verified: VerifiedPush | None = field(default=None, repr=False)
 
     @property
     def state(self) -> TaskState | None:
@@ -224,8 +235,12 @@ class PushReceiver:
 
     ``token`` is accepted for every task; ``url`` is the address agents should post to when
     the receiver is mounted in another app (``serve()`` sets it while serving);
-    ``require_token=False`` accepts notifications that carry no token. A post is read only
-    once its token is known (else 401), up to ``max_body_bytes`` as sent and as decoded
+    ``require_token=False`` accepts notifications that carry no token (the default with a
+    ``verifier``). ``verifier``: a ``PushVerifier`` that every notification must satisfy
+    (its JWT is then in ``Authorization``, its token, if any, in
+    ``X-A2A-Notification-Token``); each refusal is logged (logger ``a2a_anyio.push``) and
+    kept in ``refused`` (the latest 100). A post is read only once its token and signature
+    are checked (else 401 or 403), up to ``max_body_bytes`` as sent and as decoded
     (gzip, deflate; else 413) and ``max_depth`` levels of JSON (else 400). A refused post
     is answered at once; what is left of its body is then dropped unparsed (bounded), so
     that a sender still sending it reads the answer.
@@ -236,12 +251,14 @@ class PushReceiver:
         *,
         token: str | None = None,
         url: str | None = None,
-        require_token: bool = True,
+        require_token: bool | None = None,
         max_body_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         max_depth: int = MAX_JSON_DEPTH,
+        verifier: PushVerifier | None = None,
     ) -> None:
         self.token = token
-        self.require_token = require_token
+        self.verifier = verifier
+        self.require_token = verifier is None if require_token is None else require_token
         self.max_body_bytes = max_body_bytes
         self.max_depth = max_depth
         self._url = url.rstrip("/") if url else None
@@ -253,6 +270,8 @@ class PushReceiver:
         self.rejected = 0
         #: exceptions raised by handlers (the notification was then answered with 500)
         self.errors: list[BaseException] = []
+        #: the latest notifications refused by the ``verifier``, as typed errors
+        self.refused: deque[PushAuthError] = deque(maxlen=MAX_REFUSALS_KEPT)
         self._tokens: dict[str, str | None] = {}
         self._type_handlers: list[tuple[type[Any] | str, Callback]] = []
         self._task_handlers: dict[str, list[Callback]] = {}
@@ -280,6 +299,8 @@ class PushReceiver:
     ) -> PushNotificationConfig:
         """A push config pointing at this receiver with a fresh token it accepts (also as
         ``Authorization: Bearer <token>``), to pass to ``create_push_config`` or a send.
+        With a ``verifier``, the config asks the agent for scheme ``Bearer`` without
+        credentials (the agent signs its own token) and the token goes in its own header.
 
         Raises:
             RuntimeError: the receiver has no URL: ``serve()`` it or give ``url=``.
@@ -289,7 +310,11 @@ class PushReceiver:
             raise RuntimeError("the receiver has no URL: serve() it or give url=")
         token = self.expect(task_id, token)
         return PushNotificationConfig(
-            url=url, task_id=task_id, token=token, auth_scheme="Bearer", auth_credentials=token
+            url=url,
+            task_id=task_id,
+            token=token,
+            auth_scheme="Bearer",
+            auth_credentials=None if self.verifier is not None else token,
         )
 
     def _known_tokens(self, headers: dict[str, str]) -> list[str]:
@@ -298,7 +323,8 @@ class PushReceiver:
         candidates = []
         if header := headers.get("x-a2a-notification-token"):
             candidates.append(header.strip())
-        if auth := headers.get("authorization"):
+        auth = headers.get("authorization")
+        if auth and self.verifier is None:  # else it holds the signed token
             candidates.append(auth.split(" ", 1)[-1].strip())
         known = [
             token
@@ -463,6 +489,7 @@ class PushReceiver:
         unread = True
         try:
             known = self._known_tokens(headers)  # before a byte of the body is read
+            verified = await self._verified(headers)  # so is the signature
             body = await self._read_body(headers, receive)
             unread = False
             try:
@@ -472,6 +499,14 @@ class PushReceiver:
                 raise _Refused(400, f"not a push notification: {exc}") from None
             task_id = _task_id(event)
             token = self._token_for(known, task_id)
+            if verified is not None and verified.task_id not in (None, task_id):
+                raise self._refusal(
+                    PushAuthError(
+                        f"the token is for task {shown(verified.task_id)}, not this one",
+                        reason="task",
+                        status_code=403,
+                    )
+                )
         except _Refused as refused:
             self.rejected += 1
             if unread and not refused.ended:  # answered at once, the body dropped meanwhile
@@ -480,12 +515,28 @@ class PushReceiver:
                 send, refused.status, {"error": refused.reason}, headers=refused.headers
             )
             return
-        notification = PushNotification(event, task_id, form, token, headers, doc)
+        notification = PushNotification(event, task_id, form, token, headers, doc, verified)
         self.received.append(notification)
         failed = await self._route(notification)
         await send_json(
             send, 500 if failed else 200, {} if not failed else {"error": "handler failed"}
         )
+
+    async def _verified(self, headers: dict[str, str]) -> VerifiedPush | None:
+        """What proves the sender, by the ``verifier`` (None without one); ``_Refused``
+        (401, 403, 429) when it proves nothing."""
+        if self.verifier is None:
+            return None
+        try:
+            return await self.verifier.verify(headers.get("authorization"), audience=self.url)
+        except PushAuthError as exc:
+            raise self._refusal(exc) from None
+
+    def _refusal(self, error: PushAuthError) -> _Refused:
+        self.refused.append(error)
+        LOGGER.warning("push notification refused (%s): %s", error.reason, error.message)
+        challenge = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
+        return _Refused(error.status_code, error.message, challenge)
 
     async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         """The body, decoded; ``_Refused`` (400, 413, 415) when it is too large as sent or as

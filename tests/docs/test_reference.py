@@ -30,7 +30,7 @@ API_PAGE = DOCS / "api.md"
 RAISING_CLASSES = {
     "A2AClient", "MessageStream", "SyncA2AClient", "SyncMessageStream", "AgentPool",
     "SyncAgentPool", "MergedStreams", "AgentRegistry", "AgentCardFetcher", "CardVerifier",
-    "FakeAgent", "PushReceiver", "RetryPolicy", "AgentTool", "SyncAgentTool",
+    "FakeAgent", "PushReceiver", "RetryPolicy", "AgentTool", "SyncAgentTool", "PushVerifier",
 }  # fmt: skip
 # Their members that cannot fail: accessors and local bookkeeping.
 CANNOT_FAIL = {
@@ -56,6 +56,7 @@ CANNOT_FAIL = {
     "FakeAgent.rate_limit", "FakeAgent.spawn", "FakeAgent.running",
     "PushReceiver.add_task_handler", "PushReceiver.expect", "PushReceiver.forget",
     "PushReceiver.transport", "PushReceiver.url", "PushReceiver.subscribe",
+    "CardVerifier.jwks_requests", "PushVerifier.jwks_requests",
     "RetryPolicy.delay", "RetryPolicy.should_retry",
     "AgentTool.name", "AgentTool.description", "AgentTool.parameters", "AgentTool.card",
     "AgentTool.to_openai", "AgentTool.to_anthropic", "AgentTool.to_mcp", "AgentTool.result",
