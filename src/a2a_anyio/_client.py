@@ -533,6 +533,8 @@ class A2AClient:
         self._card: AgentCard | None = (
             card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
         )
+        if self._card is not None:
+            self._observer.tracing.named(self._card.name, self._card.version)
         self._extended_card: AgentCard | None = None
         key = f"{self.url or self.endpoint}|{protocol}|{','.join(self.bindings)}"
         self._wires = Wires(key, tenant=tenant, extensions=self.extensions)
@@ -648,6 +650,7 @@ class A2AClient:
                 f"an interceptor answers a card with an AgentCard, not {type(card).__name__}"
             )
         self._card = card
+        self._observer.tracing.named(card.name, card.version)
         return card
 
     async def _card_for(

@@ -403,7 +403,9 @@ class MessageStream:
         if self._span is NO_SPAN:  # tracing off: no span to make current
             return await self._next_event()
         with self._span.current():  # its requests carry the stream's span, its events go there
-            return await self._next_event()
+            event = await self._next_event()
+        self._span.delivered(event)
+        return event
 
     async def _next_event(self) -> StreamEvent:
         follower = self._follower
