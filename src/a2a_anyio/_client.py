@@ -408,8 +408,9 @@ class A2AClient:
     ``max_event_bytes`` one event. Both count decoded bytes.
     ``logger`` (default ``logging.getLogger("a2a_anyio")``) gets each request and its answer
     at DEBUG (secrets left out), retries and stream resumes at INFO. ``tracing=True`` makes
-    every operation an OpenTelemetry span and sends its ``traceparent`` to the agent (the
-    ``otel`` extra; an ``ImportError`` without it). ``types`` maps media types and method
+    every operation an OpenTelemetry span and sends its ``traceparent`` to the agent, and
+    measures durations, stream events, retries, resumes and cancels (OpenTelemetry metrics;
+    the ``otel`` extra; an ``ImportError`` without it). ``types`` maps media types and method
     names to the user's types for extension payloads (see ``register_type``).
     ``cancel_on_exit`` is the default of the per-call option of ``send_message``,
     ``stream_message``, ``subscribe`` and ``wait``: a call its caller abandons (its cancel
