@@ -54,6 +54,7 @@ _COUNTERS = {
     "a2a.retry": ("a2a.client.retries", "{retry}", "Tries of an operation repeated after a failure."),
     "a2a.resume": ("a2a.client.stream.resumes", "{resume}", "Streams re-attached after a cut."),
     "a2a.poll": ("a2a.client.stream.polls", "{poll}", "Tasks polled because the agent refused to re-attach."),
+    "a2a.refresh": ("a2a.client.stream.refreshes", "{refresh}", "Tasks read again: a re-attached stream had missed events."),
     "a2a.cancel_abandoned": ("a2a.client.cancels", "{cancel}", "Cancels sent to agents for tasks abandoned on them."),
 }  # fmt: skip
 
