@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from google.protobuf.message import Message
 
 from a2a_anyio._bindings import WireCodec
 from a2a_anyio._dialects import Op
@@ -16,6 +17,8 @@ from a2a_anyio._dialects.card import parse_card
 from ._support import frame_names, load_frame, sse_payloads
 from .test_codec_round_trips import ARGS, CARD, EVENTS, RESULTS, TASK, _cases, _codec
 from .test_codec_round_trips import CODECS as ROUND_TRIP_CODECS
+from .test_grpc_codec import VERSIONS as GRPC_VERSIONS
+from .test_grpc_codec import _codec as _grpc_codec
 from .test_wire_codecs import ALL_FRAMES, _answer, _frame_codec, _frame_request
 
 #: Values the agent's user owns, read as they are: nothing is added inside them.
@@ -140,3 +143,64 @@ def test_cards_with_unknown_fields_read_the_same(directory: str, name: str) -> N
     card = load_frame(directory, name)["response"]["body"]
     assert parse_card(widened(card)) == parse_card(card)
     assert parse_card(widened(CARD)) == parse_card(CARD)
+
+
+# -- gRPC: fields of numbers the messages do not have ------------------------------------------
+
+#: Unknown fields as protobuf writes them: a varint (field 1000), a string (1001) and a nested
+#: message (1002) holding a varint.
+UNKNOWN_PB = b"\xc0\x3e\x07" + b"\xca\x3e\x03new" + b"\xd2\x3e\x02\x08\x01"
+
+
+def _widened_pb(message: Message) -> None:
+    """Add ``UNKNOWN_PB`` to ``message`` and every message in it (protobuf's own types aside:
+    a Struct's values are the user's)."""
+    if message.DESCRIPTOR.full_name.startswith("google.protobuf."):
+        return
+    message.MergeFromString(UNKNOWN_PB)
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        if field.message_type.GetOptions().map_entry:
+            values = (
+                value.values() if field.message_type.fields_by_name["value"].message_type else []
+            )
+        elif field.is_repeated:
+            values = value
+        else:
+            values = [value]
+        for item in values:
+            _widened_pb(item)
+
+
+def _pb_widened(cls: type[Message], data: bytes) -> bytes:
+    message = cls.FromString(data)
+    _widened_pb(message)
+    widened_data: bytes = message.SerializeToString()
+    assert len(widened_data) > len(data)
+    return widened_data
+
+
+@pytest.mark.parametrize("version", GRPC_VERSIONS)
+def test_grpc_answers_and_events_with_unknown_fields_read_the_same(version: str) -> None:
+    codec = _grpc_codec(version)
+    service = codec.service
+    for op, values in RESULTS.items():
+        if not codec.supports(op) or op is Op.EXTENDED_CARD:
+            continue
+        req = codec.encode(op, ARGS[op])
+        cls = service.message(service.rpcs[op].response)
+        for value in values:
+            body = codec.encode_result(op, value)
+            if not body:
+                continue  # an empty answer (a delete)
+            assert codec.decode(req, 0, {}, _pb_widened(cls, body)) == codec.decode(
+                req, 0, {}, body
+            )
+    req = codec.encode(Op.STREAM, ARGS[Op.STREAM])
+    cls = service.message(service.rpcs[Op.STREAM].response)
+    for event in EVENTS:
+        data = codec.encode_event(event, None, TASK)
+        plain = codec.event_decoder(req).decode(data)
+        got = codec.event_decoder(req).decode(_pb_widened(cls, data))
+        assert (type(got), got) == (type(plain), plain)
