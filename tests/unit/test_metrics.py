@@ -16,7 +16,9 @@ from a2a_anyio._metrics import DURATION_BUCKETS, instruments
 from a2a_anyio.testing import FakeAgent
 
 from ._support import on_mock_clock
+from .test_generation import script
 from .test_logging import client_of, slow_agent
+from .test_stream import StreamingAgent, connect
 
 DURATION = "gen_ai.client.operation.duration"
 Points = dict[str, list[tuple[dict[str, Any], Any]]]
@@ -159,3 +161,15 @@ async def test_without_tracing_nothing_is_measured(metrics: InMemoryMetricReader
             await stream.result()
     assert not any(counts(measured(metrics), name) for name in ("a2a.client.stream.events",))
     assert DURATION not in measured(metrics)
+
+
+@pytest.mark.anyio
+async def test_a_task_read_again_after_a_gap_is_counted(metrics: InMemoryMetricReader) -> None:
+    agent = StreamingAgent()
+    script(agent, generations=True)
+    async with connect(agent, tracing=True) as client:
+        await client.stream_message("x").result()
+    points = measured(metrics)
+    [(attributes, refreshes)] = counts(points, "a2a.client.stream.refreshes")
+    assert (attributes["a2a.operation"], refreshes) == ("stream", 1)
+    assert counts(points, "a2a.client.stream.resumes")[0][1] == 1
