@@ -17,6 +17,7 @@ from a2a_anyio import A2AClientError
 from tests.unit._support import anyio_backend_for
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 
@@ -60,3 +61,25 @@ def spans() -> InMemorySpanExporter:
     [exporter] = _exporter
     exporter.clear()
     return exporter
+
+
+_reader: list[InMemoryMetricReader] = []
+
+
+@pytest.fixture
+def metrics() -> InMemoryMetricReader:
+    """What the test measured: a reader of the global meter provider, set here once (it can
+    be set only once), whose every collection holds what was measured since the last one
+    (delta temporality); emptied as the test starts."""
+    from opentelemetry import metrics as otel_metrics
+    from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider
+    from opentelemetry.sdk.metrics.export import AggregationTemporality, InMemoryMetricReader
+
+    if not _reader:
+        delta = AggregationTemporality.DELTA
+        reader = InMemoryMetricReader(preferred_temporality={Counter: delta, Histogram: delta})
+        otel_metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+        _reader.append(reader)
+    [reader] = _reader
+    reader.get_metrics_data()
+    return reader

@@ -403,8 +403,9 @@ class A2AClient:
     ``max_event_bytes`` one event. Both count decoded bytes.
     ``logger`` (default ``logging.getLogger("a2a_anyio")``) gets each request and its answer
     at DEBUG (secrets left out), retries and stream resumes at INFO. ``tracing=True`` makes
-    every operation an OpenTelemetry span and sends its ``traceparent`` to the agent (the
-    ``otel`` extra; an ``ImportError`` without it). ``types`` maps media types and method
+    every operation an OpenTelemetry span and sends its ``traceparent`` to the agent, and
+    measures durations, stream events, retries, resumes and cancels (OpenTelemetry metrics;
+    the ``otel`` extra; an ``ImportError`` without it). ``types`` maps media types and method
     names to the user's types for extension payloads (see ``register_type``).
     ``cancel_on_exit`` is the default of the per-call option of ``send_message``,
     ``stream_message``, ``subscribe`` and ``wait``: a call its caller abandons (its cancel
@@ -533,6 +534,8 @@ class A2AClient:
         )
         if self._card is not None and self._credentials.auth is not None:
             self._credentials.auth.use_card(self._card)
+        if self._card is not None:
+            self._observer.tracing.named(self._card.name, self._card.version)
         key = f"{self.url or self.endpoint}|{protocol}|{','.join(self.bindings)}"
         self._wires = Wires(key, tenant=tenant, extensions=self.extensions)
         self._closed = False
@@ -657,6 +660,7 @@ class A2AClient:
         self._card = card
         if (auth := self._credentials.auth) is not None:
             auth.use_card(card)
+        self._observer.tracing.named(card.name, card.version)
         return card
 
     async def _card_for(

@@ -61,6 +61,8 @@ class ActionKind(enum.Enum):
     POLL = "poll"
     #: Raise ``error``; the stream is finished.
     FAIL = "fail"
+    #: Read the task once (``get_task``), keeping the connection; answered by ``refreshed``.
+    REFRESH = "refresh"
 
 
 class Action(NamedTuple):
@@ -76,6 +78,7 @@ DELIVER = Action(ActionKind.DELIVER)
 DELIVER_LAST = Action(ActionKind.DELIVER_LAST)
 DROP = Action(ActionKind.DROP)
 END = Action(ActionKind.END)
+REFRESH = Action(ActionKind.REFRESH)
 
 
 class _Phase(enum.Enum):
@@ -93,6 +96,27 @@ def _is_cut(error: A2AClientError) -> bool:
 
 def _unrecovered(why: str) -> str:
     return f"and the task could not be followed up: {why}"
+
+
+def generation_of(value: StreamEvent) -> int | None:
+    """The ordering counter a task or task event carries, None when it carries none.
+
+    A2A 1.1 is to add ``generation`` (protobuf ``int64``: a number, or a decimal string in
+    protobuf's JSON) to ``Task``, ``TaskStatusUpdateEvent`` and ``TaskArtifactUpdateEvent``:
+    the task's generation after the change an event tells, raised by every change of state
+    and every artifact added or updated, so that a jump in it says events were missed and
+    the task is to be read again (a2aproject/A2A#1794, merged as a2aproject/A2A#1810). It
+    is read from the event as received; any other value counts as none.
+    """
+    raw = value.raw
+    if raw is None:
+        return None
+    found = raw.get("generation")
+    if type(found) is int:
+        return found if found >= 0 else None
+    if type(found) is str and found.isdigit() and len(found) <= 20:
+        return int(found)
+    return None
 
 
 class StreamFollower:
@@ -129,11 +153,13 @@ class StreamFollower:
     """
 
     __slots__ = (
+        "_after_refresh",
         "_cause",
         "_events",
         "_final_seen",
         "_first",
         "_following",
+        "_generation",
         "_keep",
         "_kept_bytes",
         "_max_bytes",
@@ -192,6 +218,8 @@ class StreamFollower:
         self._final_seen = False
         self._seen: list[Any] | None = None  # the kept events' JSON, while replays may come
         self._following = False  # started by follow(): no stream of the caller's own
+        self._generation: int | None = None  # the task's latest, when the agent says it
+        self._after_refresh: Action | None = None  # the step a REFRESH holds back
 
     # -- what the shell reads -----------------------------------------------------------------
 
@@ -243,6 +271,7 @@ class StreamFollower:
         if task.status.state.is_final:
             raise ValueError(f"task {task.id} is {task.status.state.value}: nothing to follow")
         self._reducer.apply(task)
+        self._generation = generation_of(task)
         self._following = True
         if self._resume:
             self._phase = _Phase.RESUBSCRIBING
@@ -268,6 +297,7 @@ class StreamFollower:
         """An event read off the stream, ``size`` bytes as received (``data`` and ``decode``:
         it as received and how to make it again, what is then kept of it): DELIVER,
         DELIVER_LAST or DROP; FAIL when the task grows past ``max_bytes``."""
+        missed = False
         if self._phase is not _Phase.STREAMING:
             if self._phase is not _Phase.REPLAYING:
                 raise self._misuse("event")
@@ -275,11 +305,16 @@ class StreamFollower:
                 return self._too_large() if self._over_size() else DROP
             self._phase = _Phase.STREAMING
             self._seen = None
+            missed = self._missed(event)
         self._record(event, size, (event, size, None) if decode is None else (data, size, decode))
         limit = self._max_bytes
         if limit is not None and self._reducer.size > limit:
             return self._too_large()
-        return self._finish() if self.ends(event) and self._over() else DELIVER
+        action = self._finish() if self.ends(event) and self._over() else DELIVER
+        if missed:
+            self._after_refresh = action
+            return REFRESH
+        return action
 
     def body_ended(self) -> Action:
         """The stream's body ended: END after a final state, else it is a cut."""
@@ -339,6 +374,7 @@ class StreamFollower:
             self._record(task)
             return self._finish()
         self._reducer.apply(task)  # the latest state, not an event of the stream
+        self._noted(task)
         return self._next_poll()
 
     def poll_failed(self, error: A2AClientError) -> Action:
@@ -350,7 +386,41 @@ class StreamFollower:
             return self._fail(error)
         return self._fail(self._cause, _unrecovered(error.message))
 
+    def refreshed(self, task: Task) -> Action:
+        """A REFRESH read ``task``: it replaces the task folded from the stream, unless it is
+        older than what the stream told; the step the REFRESH held back (deliver the event
+        that showed the gap)."""
+        action = self._take_refresh("refreshed")
+        known = self._generation
+        generation = generation_of(task)
+        if generation is None or known is None or generation >= known:
+            self._reducer.apply(task)
+            if generation is not None:
+                self._generation = generation
+        return action
+
+    def refresh_failed(self, error: A2AClientError) -> Action:
+        """A REFRESH raised ``error``: the stream goes on with what it told (the step held
+        back)."""
+        return self._take_refresh("refresh_failed")
+
     # -- inside -------------------------------------------------------------------------------
+
+    def _take_refresh(self, name: str) -> Action:
+        action, self._after_refresh = self._after_refresh, None
+        if action is None:
+            raise self._misuse(name)
+        return action
+
+    def _missed(self, event: StreamEvent) -> bool:
+        """True when ``event``, the first new one after a re-attach, shows that events were
+        missed: its generation is past the next of the task's known one. Never without a
+        generation on both sides, nor without a way to read the task."""
+        known = self._generation
+        if known is None or not self._poll:
+            return False
+        generation = generation_of(event)
+        return generation is not None and generation > known + 1
 
     def _record(self, event: StreamEvent, size: int = 0, kept: Kept | None = None) -> None:
         """Keep a delivered event (as ``kept``, if given), within ``keep_events`` and
@@ -367,6 +437,14 @@ class StreamFollower:
                 while self._kept_bytes > limit:
                     self._drop_oldest()
         self._reducer.apply(event, size)
+        if event.raw is not None and "generation" in event.raw:
+            self._noted(event)
+
+    def _noted(self, value: StreamEvent) -> None:
+        """Keep the latest generation the task is known at."""
+        generation = generation_of(value)
+        if generation is not None and (self._generation is None or generation > self._generation):
+            self._generation = generation
 
     def _drop_oldest(self) -> None:
         events, first = self._events, self._first
@@ -415,10 +493,16 @@ class StreamFollower:
         """After re-attaching: the leading snapshot (folded quietly) and repeats."""
         if isinstance(event, Task) and not self.ends(event):
             self._reducer.apply(event, size)
+            generation = generation_of(event)
+            if generation is not None:
+                self._generation = generation  # the whole task as of then
             return True
         raw = event.raw
         if raw is None:
             return False
+        generation = generation_of(event)
+        if generation is not None and self._generation is not None and not isinstance(event, Task):
+            return generation <= self._generation  # told already
         if self._seen is None:
             self._seen = [e.raw for e in self.events]
         return raw in self._seen

@@ -1,4 +1,4 @@
-"""What a client tells of its work: records on its logger, and spans when it traces.
+"""What a client tells of its work: records on its logger, spans and metrics when it traces.
 
 The I/O boundary logs each request and its answer (DEBUG), the retry policy each retry and
 a stream each resume (INFO); nothing is logged at WARNING or above. Nothing here imports
@@ -74,6 +74,9 @@ class Span:
         """Make this span the current one for a block (a step of a stream)."""
         return _NOTHING
 
+    def delivered(self, event: object) -> None:
+        """A stream delivered ``event`` (counted)."""
+
     def end(self, result: object, context: ErrorContext, error: BaseException | None) -> None:
         """End a stream's span with what it came to: its result, or ``error``. Idempotent."""
 
@@ -103,7 +106,10 @@ class Tracing:
         return NO_SPAN
 
     def event(self, name: str, attributes: Mapping[str, Attribute]) -> None:
-        """Add an event to the current span."""
+        """Add an event to the current span (and count it)."""
+
+    def named(self, name: str | None, version: str | None) -> None:
+        """The agent's card gives its ``name`` and ``version`` (attributes of the metrics)."""
 
     def inject(self, headers: MutableMapping[str, str]) -> None:
         """Add the current span's context to a request's headers (W3C ``traceparent``)."""

@@ -421,7 +421,9 @@ class MessageStream:
         if self._span is NO_SPAN:  # tracing off: no span to make current
             return await self._next_event()
         with self._span.current():  # its requests carry the stream's span, its events go there
-            return await self._next_event()
+            event = await self._next_event()
+        self._span.delivered(event)
+        return event
 
     async def _next_event(self) -> StreamEvent:
         follower = self._follower
@@ -442,9 +444,15 @@ class MessageStream:
                             data = self._data
                             decode = None if data is None else self._decode
                             action = follower.event(event, self._size, data, decode)
-                while action.kind is ActionKind.RESUBSCRIBE or action.kind is ActionKind.POLL:
+                while (
+                    action.kind is ActionKind.RESUBSCRIBE
+                    or action.kind is ActionKind.POLL
+                    or action.kind is ActionKind.REFRESH
+                ):
                     if action.kind is ActionKind.RESUBSCRIBE:
                         action = await self._reattach(action)
+                    elif action.kind is ActionKind.REFRESH:
+                        action = await self._refresh()
                     else:
                         event, action = await self._poll_once(action)
                 kind = action.kind
@@ -541,6 +549,21 @@ class MessageStream:
             return follower.reattach_failed(exc)
         follower.reattached()
         return DROP  # nothing to deliver: read the new stream
+
+    async def _refresh(self) -> Action:
+        """Read the task again, the connection kept (events were missed across a
+        re-attach: see ``generation_of``); the follower's next step."""
+        task_id = self._follower.task_id
+        source = self._source
+        assert task_id is not None and source is not None
+        self._observer.happened(
+            "a2a.refresh", {}, "reading task %s again: events were missed", clipped(task_id)
+        )
+        try:
+            task = await self._within(source.poll(task_id))
+        except A2AClientError as exc:
+            return self._follower.refresh_failed(exc)
+        return self._follower.refreshed(task)
 
     async def _poll_once(self, action: Action) -> tuple[Task | None, Action]:
         """Poll the task once (after a wait that grows from poll to poll), within the idle

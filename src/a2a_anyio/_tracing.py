@@ -1,23 +1,27 @@
-"""OpenTelemetry spans of a client made with ``tracing=True`` (the ``otel`` extra).
+"""OpenTelemetry spans and metrics of a client made with ``tracing=True`` (the ``otel`` extra).
 
 Every operation is a CLIENT span named ``a2a <operation>``; retries and stream resumes are
 events on it; each request made within it carries the W3C ``traceparent`` (the propagator
-OpenTelemetry is configured with). This is the only module that imports OpenTelemetry, and
-it is imported only when a client traces.
+OpenTelemetry is configured with). Each operation's duration goes to a histogram, and the
+events of streams, retries, resumes, polls and cancels of abandoned tasks to counters, of the
+global meter provider (``_metrics``). This is the only module that imports OpenTelemetry,
+and it is imported only when a client traces.
 """
 
 from __future__ import annotations
 
 import traceback
 from collections.abc import Iterator, Mapping, MutableMapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import TypeVar
 
+import anyio
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from a2a_anyio._errors import A2AClientError, ErrorContext, clipped, context_of
+from a2a_anyio._metrics import OPERATION, AgentLabels, instruments
 from a2a_anyio._model import Message, PushNotificationConfig, Task
 from a2a_anyio._observe import NO_SPAN, Attribute, Span, Tracing, redacted
 
@@ -29,21 +33,34 @@ _MAX_TRACE = 16 * 1024
 class OtelSpan(Span):
     """One operation's OpenTelemetry span."""
 
-    __slots__ = ("_ended", "span")
+    __slots__ = ("_agent", "_ended", "_operation", "_start", "span")
 
-    def __init__(self, span: trace.Span) -> None:
+    def __init__(self, span: trace.Span, operation: str, agent: AgentLabels) -> None:
         self.span = span
         self._ended = False
+        self._operation = operation
+        self._agent = agent  # who its metrics are about
+        self._start = anyio.current_time()
 
     def returned(self, value: T, context: ErrorContext) -> T:
         self._note(context)
         self._note_result(value)
         return value
 
-    def current(self) -> AbstractContextManager[object]:
-        return trace.use_span(
-            self.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
-        )
+    @contextmanager
+    def current(self) -> Iterator[object]:
+        token = OPERATION.set(self._operation)
+        try:
+            with trace.use_span(
+                self.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+            ):
+                yield self.span
+        finally:
+            OPERATION.reset(token)
+
+    def delivered(self, event: object) -> None:
+        labels = self._agent.of(self._operation)
+        instruments().events.add(1, {**labels, "a2a.event.type": _event_type(event)})
 
     def end(self, result: object, context: ErrorContext, error: BaseException | None) -> None:
         if self._ended:
@@ -55,6 +72,14 @@ class OtelSpan(Span):
         else:
             self._note_result(result)
         self.span.end()
+        self.measured(error)
+
+    def measured(self, error: BaseException | None) -> None:
+        """Record the operation's duration, with the class of the ``error`` that ended it."""
+        labels = self._agent.of(self._operation)
+        if error is not None:
+            labels = {**labels, "error.type": _error_type(error)}
+        instruments().duration.record(anyio.current_time() - self._start, labels)
 
     def failed(self, error: Exception) -> None:
         """Record ``error``: status ERROR, ``error.type``, the exception event (its text
@@ -94,13 +119,36 @@ class OtelSpan(Span):
             span.set_attribute("a2a.task.id", clipped(value.task_id))
 
 
-class OtelTracing(Tracing):
-    """Spans from the global tracer provider (``opentelemetry.trace.set_tracer_provider``)."""
+def _event_type(event: object) -> str:
+    """A stream event's kind, named as A2A v0.3's ``kind`` names it."""
+    return _EVENT_TYPES.get(type(event).__name__, "other")
 
-    __slots__ = ("_tracer",)
+
+_EVENT_TYPES = {
+    "Task": "task",
+    "Message": "message",
+    "TaskStatusUpdateEvent": "status-update",
+    "TaskArtifactUpdateEvent": "artifact-update",
+}
+
+
+def _error_type(error: BaseException) -> str:
+    """``error.type``: the error's class, or ``cancelled`` for a cancellation (whose class
+    depends on the event loop)."""
+    if isinstance(error, anyio.get_cancelled_exc_class()):
+        return "cancelled"
+    return type(error).__name__
+
+
+class OtelTracing(Tracing):
+    """Spans from the global tracer provider (``opentelemetry.trace.set_tracer_provider``),
+    metrics from the global meter provider (``opentelemetry.metrics.set_meter_provider``)."""
+
+    __slots__ = ("_agent", "_tracer")
 
     def __init__(self) -> None:
         self._tracer = trace.get_tracer("a2a_anyio")
+        self._agent = AgentLabels()
 
     def _start(self, operation: str, agent: str | None) -> OtelSpan:
         attributes: dict[str, Attribute] = {"a2a.operation": operation}
@@ -109,7 +157,11 @@ class OtelTracing(Tracing):
         span = self._tracer.start_span(
             f"a2a {operation}", kind=SpanKind.CLIENT, attributes=attributes
         )
-        return OtelSpan(span)
+        self._agent.at(agent)
+        return OtelSpan(span, operation, self._agent)
+
+    def named(self, name: str | None, version: str | None) -> None:
+        self._agent.named(name, version)
 
     @contextmanager
     def operation(
@@ -119,20 +171,29 @@ class OtelTracing(Tracing):
             yield NO_SPAN
             return
         span = self._start(operation, agent)
+        error: BaseException | None = None
         try:
             with span.current():
                 yield span
         except Exception as exc:
+            error = exc
             span.failed(exc)
+            raise
+        except BaseException as exc:  # a cancellation, Ctrl-C: no error of the span's
+            error = exc
             raise
         finally:
             span.span.end()
+            span.measured(error)
 
     def stream(self, operation: str, agent: str | None) -> Span:
         return self._start(operation, agent)
 
     def event(self, name: str, attributes: Mapping[str, Attribute]) -> None:
         trace.get_current_span().add_event(name, attributes)
+        counter = instruments().counters.get(name)
+        if counter is not None:
+            counter.add(1, self._agent.event_labels(attributes))
 
     def inject(self, headers: MutableMapping[str, str]) -> None:
         propagate.inject(headers)
