@@ -91,11 +91,7 @@ class _Shape:
             if kind != expected:
                 self.add(_at(path, "kind"), f'must be "{expected}", not {_shown(kind)}')
         elif kind is not None and self.shape != "legacy":
-            self.add(_at(path, "kind"), f"is v0.3 JSON-RPC's: {self.version_name} has no kind")
-
-    @property
-    def version_name(self) -> str:
-        return {"1.0": "A2A 1.0", "0.3-proto": "v0.3's ProtoJSON"}.get(self.shape, self.shape)
+            self.add(_at(path, "kind"), f"{self.label} has no kind (v0.3 JSON-RPC's discriminator)")
 
     def enum(self, obj: dict[str, Any], key: str, path: str, allowed: set[str]) -> None:
         value = self.member(obj, key, path, str, True)
