@@ -166,7 +166,9 @@ PEERS: dict[str, tuple[str, str, dict[str, Any], Table]] = {
 
 
 def expected_table(table: Table) -> list[tuple[str, str | None, str]]:
-    rows = [("card", None, table.get(None, {}).get("card", "pass"))]
+    rows: list[tuple[str, str | None, str]] = [
+        ("card", None, table.get(None, {}).get("card", "pass"))
+    ]
     for interface, odd in table.items():
         if interface is not None:
             rows += [(check, interface, odd.get(check, "pass")) for check in CHECKS]
