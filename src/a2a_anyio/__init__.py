@@ -77,6 +77,7 @@ from a2a_anyio._stream import MessageStream
 if _TYPE_CHECKING:
     from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer, OAuth2ClientCredentials
     from a2a_anyio._card_check import CardProblem, check_card
+    from a2a_anyio._conformance import CheckResult, ConformanceReport, LeftTask, check_agent
     from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
     from a2a_anyio._oneshot import cancel_task, discover, get_task, send_text
     from a2a_anyio._pool import AgentPool, FanOutStream, fan_out, fan_out_stream
@@ -103,6 +104,10 @@ _LAZY = {
     "OAuth2ClientCredentials": "a2a_anyio._auth_schemes",
     "CardProblem": "a2a_anyio._card_check",
     "check_card": "a2a_anyio._card_check",
+    "CheckResult": "a2a_anyio._conformance",
+    "ConformanceReport": "a2a_anyio._conformance",
+    "LeftTask": "a2a_anyio._conformance",
+    "check_agent": "a2a_anyio._conformance",
     "AgentResult": "a2a_anyio._fanout",
     "FanOutStream": "a2a_anyio._pool",
     "MergedStreams": "a2a_anyio._fanout",
@@ -192,7 +197,9 @@ __all__ = [
     "CancelOutcome",
     "CardProblem",
     "CardVerifier",
+    "CheckResult",
     "ClientOptions",
+    "ConformanceReport",
     "ContentTypeNotSupportedError",
     "ContextMismatchError",
     "Conversation",
@@ -208,6 +215,7 @@ __all__ = [
     "InvalidAgentResponseError",
     "InvalidParamsError",
     "InvalidRequestError",
+    "LeftTask",
     "MergedStreams",
     "Message",
     "MessageStream",
@@ -250,6 +258,7 @@ __all__ = [
     "__version__",
     "cancel_task",
     "canonicalize",
+    "check_agent",
     "check_card",
     "discover",
     "fan_out",
