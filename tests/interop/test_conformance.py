@@ -189,4 +189,4 @@ async def test_conformance_table(request: pytest.FixtureRequest, peer: str) -> N
     assert len(report.checks) == len(expected_table(table))
     assert got == expected_table(table)
     assert report.left_running == []
-    assert report.passed == all(row[2] != "fail" and not row[2].startswith("fail") for row in got)
+    assert report.passed == all(not row[2].startswith("fail") for row in got)
