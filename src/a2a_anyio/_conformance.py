@@ -163,7 +163,8 @@ async def check_agent(
     ``text``) one that starts a task that runs until it is cancelled, for the cancel and
     subscribe checks (a task that ends at once is skipped there). Each check is given
     ``check_timeout`` seconds, all of them ``total_timeout`` (checks not begun by then are
-    skipped); cancelling the tasks they left takes at most ``check_timeout`` more. ``options``
+    skipped); cancelling the tasks they left takes at most ``check_timeout`` more (and a
+    stream a limit cuts cancels its task within the client's ``cancel_grace``). ``options``
     are ``A2AClient``'s (credentials, ``verify``...); each interface gets a client of its own,
     told its binding and version, without retries or stream resumes.
 
@@ -227,6 +228,8 @@ class _Run:
         self.deadline = math.inf
         self.total = math.inf
         self.checks: list[CheckResult] = []
+        #: What is left of the time all sweeps may take together: one check's.
+        self.sweep_left = check_timeout
         self.left: list[LeftTask] = []
         #: The tasks checks started and their clients, by id, with their interface.
         self.started: dict[str, tuple[A2AClient, str, TaskState | None]] = {}
@@ -323,15 +326,18 @@ class _Run:
         self.started.clear()
         if not running:
             return
-        with anyio.move_on_after(self.check_timeout, shield=True) as scope:
+        handled: set[str] = set()
+        began = anyio.current_time()
+        with anyio.move_on_after(self.sweep_left, shield=True) as scope:
             for task_id, client, label in running:
                 reason = await _cancelled(client, task_id)
+                handled.add(task_id)
                 if reason is not None:
                     self.left.append(LeftTask(task_id, label, reason))
+        self.sweep_left = max(0.0, self.sweep_left - (anyio.current_time() - began))
         if scope.cancelled_caught:
-            done = {t.task_id for t in self.left}
             for task_id, _, label in running:
-                if task_id not in done:
+                if task_id not in handled:
                     why = f"not cancelled within {self.check_timeout:g} s"
                     self.left.append(LeftTask(task_id, label, why))
 

@@ -178,6 +178,28 @@ async def test_the_overall_limit_skips_what_it_leaves() -> None:
     assert [c.detail for c in report.checks[-6:]] == [limit] * 6
 
 
+@on_mock_clock()
+async def test_a_check_cut_by_its_limit_leaves_no_task_running() -> None:
+    agent = FakeAgent(dialect="1.0", skills={"work": _slow})
+    agent.fault("subscribe", delay=3600)
+    async with checked(agent, check_timeout=5.0) as report:
+        assert all(t.state.is_final for t in agent.tasks.values())
+    assert detail(report, "subscribe") == "no answer within the limit of 5 s"
+    assert report.left_running == []
+
+
+@on_mock_clock()
+async def test_a_cancel_that_hangs_leaves_a_task_reported_within_the_sweep_limit() -> None:
+    agent = FakeAgent(dialect="1.0", skills={"work": _slow})
+    agent.fault("cancel", delay=3600)
+    async with checked(agent, check_timeout=5.0) as report:
+        pass
+    assert detail(report, "cancel") == "no answer within the limit of 5 s"
+    reasons = {t.reason for t in report.left_running}
+    assert reasons == {"not cancelled within 5 s"}
+    assert len(report.left_running) == 2  # the cancel check's task and the subscribe check's
+
+
 async def test_a_task_that_cannot_be_cancelled_is_reported() -> None:
     agent = FakeAgent(dialect="1.0", skills={"work": _slow}, cancelable=False)
     async with checked(agent) as report:
