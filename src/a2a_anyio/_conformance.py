@@ -25,6 +25,7 @@ from a2a_anyio._errors import (
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
+    install_extra,
 )
 from a2a_anyio._model import (
     AgentCard,
@@ -36,6 +37,7 @@ from a2a_anyio._model import (
     TaskStatusUpdateEvent,
 )
 from a2a_anyio._retry import NO_RETRY
+from a2a_anyio._wires import grpc_missing
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -261,10 +263,14 @@ class _Run:
         binding = _BINDING_TITLES.get(iface.binding, iface.binding)
         label = f"{binding} {version or iface.protocol_version or '?'}"
         name = _BINDING_NAMES.get(iface.binding)
+        why = None
         if version is None or name is None:
-            what = iface.protocol_version if version is None else iface.binding
+            why = f"the client does not speak {iface.protocol_version if version is None else iface.binding}"
+        elif name == "grpc" and (missing := grpc_missing()) is not None:
+            why = f"gRPC needs the grpc extra ({missing} is missing: {install_extra('grpc')})"
+        if why is not None or version is None or name is None:
             for check in CHECKS:
-                self.record(check, label, "skip", f"the client does not speak {what}")
+                self.record(check, label, "skip", why or "")
             return
         try:
             candidates(self.card, version, (name,), self.card_url)

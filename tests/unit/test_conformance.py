@@ -117,6 +117,19 @@ async def test_what_the_card_does_not_announce_is_skipped_with_why() -> None:
     assert report.passed
 
 
+async def test_an_interface_of_a_version_the_client_does_not_speak_is_skipped() -> None:
+    agent = FakeAgent(dialect="1.0", skills={"work": _slow})
+    agent.card_overrides["supportedInterfaces"] = [
+        {"url": f"{agent.url}/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": f"{agent.url}/v2", "protocolBinding": "JSONRPC", "protocolVersion": "2.0"},
+    ]
+    async with checked(agent) as report:
+        assert report.passed
+    later = [c for c in report.checks if c.interface == "JSON-RPC 2.0"]
+    assert [c.name for c in later] == list(CHECKS)
+    assert {(c.outcome, c.detail) for c in later} == {("skip", "the client does not speak 2.0")}
+
+
 async def test_a_state_spelled_as_another_version_spells_it_fails() -> None:
     # The client reads "completed" from a v1.0 agent; the check does not accept it.
     agent = FakeAgent(dialect="1.0", skills={"work": _slow})
