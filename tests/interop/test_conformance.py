@@ -190,3 +190,7 @@ async def test_conformance_table(request: pytest.FixtureRequest, peer: str) -> N
     assert got == expected_table(table)
     assert report.left_running == []
     assert report.passed == all(not row[2].startswith("fail") for row in got)
+
+
+def test_every_server_of_the_matrix_is_checked() -> None:
+    assert {peer.fixture for peer in matrix.PEERS} == {fixture for fixture, *_ in PEERS.values()}
