@@ -67,6 +67,8 @@ CONFIG_ID = "a2a-anyio-conformance"
 #: How long the subscribe check waits for a first event before it cancels the task: a v0.3
 #: agent sends none until the task changes (its stream must be open on the agent by then).
 SUBSCRIBE_SETTLE = 0.3
+#: How long the sweep gives a task the agent answered a cancel of without ending it.
+CANCEL_SETTLE = 0.3
 _BINDING_NAMES = {"JSONRPC": "jsonrpc", "HTTP+JSON": "rest", "GRPC": "grpc"}
 _BINDING_TITLES = {"JSONRPC": "JSON-RPC", "HTTP+JSON": "HTTP+JSON", "GRPC": "gRPC"}
 _CARD_NAMES = {"legacy": "tasks/send", "1.0": "A2A 1.0", "0.3": "A2A 0.3", "0.2": "A2A 0.2"}
@@ -327,7 +329,7 @@ class _Run:
         """Cancel every task a check started that is not known to be over; list those that
         could not be."""
         running = [
-            (i, c, lb) for i, (c, lb, s) in self.started.items() if s is None or not s.is_final
+            (i, c, lb) for i, (c, lb, s) in self.started.items() if s is None or not s.is_terminal
         ]
         self.started.clear()
         if not running:
@@ -349,19 +351,23 @@ class _Run:
 
 
 async def _cancelled(client: A2AClient, task_id: str) -> str | None:
-    """Cancel a task unless it is over: None when it is (or is gone), else why not."""
+    """Cancel a task unless it is over (a task waiting for input is not): None when it is
+    (or is gone), else why not."""
     try:
         task = await client.get_task(task_id)
-        if task.status.state.is_final:
+        if task.status.state.is_terminal:
             return None
         task = await client.cancel_task(task_id)
+        if not task.status.state.is_terminal:  # a cancel may take a moment to land
+            await anyio.sleep(CANCEL_SETTLE)
+            task = await client.get_task(task_id)
     except TaskNotFoundError:
         return None
     except TaskNotCancelableError as exc:
         return f"the agent refused to cancel it: {_error(exc)}"
     except Exception as exc:
         return _error(exc)
-    if task.status.state.is_final:
+    if task.status.state.is_terminal:
         return None
     return f"asked to cancel it, it is {task.status.state.value}"
 

@@ -213,6 +213,19 @@ async def test_a_cancel_that_hangs_leaves_a_task_reported_within_the_sweep_limit
     assert len(report.left_running) == 2  # the cancel check's task and the subscribe check's
 
 
+async def _asks(ctx: SkillContext) -> AsyncIterator[Any]:
+    yield status("input-required", "which one?")
+
+
+async def test_a_task_left_waiting_for_input_is_cancelled() -> None:
+    agent = FakeAgent(dialect="0.3", skills={"ask": _asks}, streaming=False)
+    async with checked(agent) as report:
+        states = {t.state.value for t in agent.tasks.values()}
+    assert detail(report, "send") == "task input-required"
+    assert states == {"canceled"}
+    assert report.left_running == []
+
+
 async def test_a_task_that_cannot_be_cancelled_is_reported() -> None:
     agent = FakeAgent(dialect="1.0", skills={"work": _slow}, cancelable=False)
     async with checked(agent) as report:
