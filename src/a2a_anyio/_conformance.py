@@ -424,8 +424,8 @@ class _Interface:
             async for event in stream:
                 count += 1
                 first = first or event
-                if isinstance(event, Task):
-                    self.keep(event)
+                if stream.task is not None:  # known at once, to be cancelled if need be
+                    self.keep(stream.task)
                 self.check(event)
         if self.version == "1.0" and not isinstance(first, (Task, Message)):
             raise _Failed(f"the first event is {_what(first)}: A2A 1.0 streams begin with the task")
@@ -453,6 +453,9 @@ class _Interface:
         except UnsupportedOperationError as exc:  # no card flag says whether it lists
             raise _Skipped("the agent does not list tasks (UnsupportedOperationError)") from exc
         self.check(page, "page")
+        if self.task is not None and all(t.id != self.task.id for t in page.tasks):
+            listed = _count(len(page.tasks), "task")
+            raise _Failed(f"the send check's task is not among the {listed} of its context")
         return _count(len(page.tasks), "task")
 
     async def started(self, stack: AsyncExitStack) -> Task:
