@@ -60,7 +60,9 @@ async def test_a_failure_exits_1_and_a_task_left_running_is_said(anyio_backend: 
         result = await run(
             anyio_backend, "conformance", agent.url, "--long", "slow", "--check-timeout", "5"
         )
-        as_json = await run(anyio_backend, "-o", "json", "conformance", agent.url, "--long", "slow")
+        as_json = await run(
+            anyio_backend, "-o", "json", "--debug", "conformance", agent.url, "--long", "slow"
+        )
     assert result.code == 1
     assert "Traceback" not in result.err
     assert "FAIL" in result.out
@@ -69,6 +71,7 @@ async def test_a_failure_exits_1_and_a_task_left_running_is_said(anyio_backend: 
     assert as_json.code == 1
     assert as_json.json()["passed"] is False
     assert as_json.json()["leftRunning"][0]["interface"] == "JSON-RPC 1.0"
+    assert "-> POST http://127.0.0.1:" in as_json.err  # --debug shows the exchanges
 
 
 def test_bad_input_exits_2_and_an_agent_out_of_reach_3() -> None:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from a2a_anyio._conformance import ConformanceReport, check_agent
+from a2a_anyio._http import make_client
 from a2a_anyio.cli._context import Context
 from a2a_anyio.cli._errors import FAILURE, OK, UsageError
 
@@ -46,6 +47,11 @@ async def conformance(ctx: Context) -> int:
     for name in ("check_timeout", "total_timeout"):
         if not getattr(a, name):
             raise UsageError(f"--{name.replace('_', '-')} must be more than 0")
+    if a.debug:  # each request and answer on stderr, as the other commands show them
+        http = make_client(verify=target.options.get("verify", True))
+        http.event_hooks = {"request": [ctx.debug.on_request], "response": [ctx.debug.on_response]}
+        ctx.stack.push_async_callback(http.aclose)
+        options["http_client"] = http
     report = await check_agent(
         target.url,
         text=a.text,
