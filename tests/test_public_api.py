@@ -131,6 +131,8 @@ LOADED_ON_FIRST_USE = frozenset(
         "a2a_anyio._bindings.paths",
         "a2a_anyio._bindings.rest",
         "a2a_anyio._card_check",
+        "a2a_anyio._answer_shapes",
+        "a2a_anyio._conformance",
         "a2a_anyio._dialects.legacy",
         "a2a_anyio._dialects.plain",
         "a2a_anyio._dialects.v03_rest",

@@ -79,6 +79,7 @@ if _TYPE_CHECKING:
     from a2a_anyio._auth_card import CardAuth
     from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer
     from a2a_anyio._card_check import CardProblem, check_card
+    from a2a_anyio._conformance import CheckResult, ConformanceReport, LeftTask, check_agent
     from a2a_anyio._fanout import AgentResult, MergedStreams, StreamItem, merge_streams
     from a2a_anyio._network import A2ANetworkPolicyError, NetworkPolicy
     from a2a_anyio._oauth import (
@@ -120,6 +121,10 @@ _LAZY = {
     "TokenSet": "a2a_anyio._oauth",
     "CardProblem": "a2a_anyio._card_check",
     "check_card": "a2a_anyio._card_check",
+    "CheckResult": "a2a_anyio._conformance",
+    "ConformanceReport": "a2a_anyio._conformance",
+    "LeftTask": "a2a_anyio._conformance",
+    "check_agent": "a2a_anyio._conformance",
     "AgentResult": "a2a_anyio._fanout",
     "FanOutStream": "a2a_anyio._pool",
     "MergedStreams": "a2a_anyio._fanout",
@@ -215,7 +220,9 @@ __all__ = [
     "CardAuth",
     "CardProblem",
     "CardVerifier",
+    "CheckResult",
     "ClientOptions",
+    "ConformanceReport",
     "ContentTypeNotSupportedError",
     "ContextMismatchError",
     "Conversation",
@@ -232,6 +239,7 @@ __all__ = [
     "InvalidAgentResponseError",
     "InvalidParamsError",
     "InvalidRequestError",
+    "LeftTask",
     "MergedStreams",
     "Message",
     "MessageStream",
@@ -280,6 +288,7 @@ __all__ = [
     "__version__",
     "cancel_task",
     "canonicalize",
+    "check_agent",
     "check_card",
     "discover",
     "fan_out",

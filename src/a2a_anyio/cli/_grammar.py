@@ -14,6 +14,7 @@ from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _auth_cmd
 from a2a_anyio.cli import _commands as cmd
+from a2a_anyio.cli import _conformance as conformance
 from a2a_anyio.cli import _many as many
 from a2a_anyio.cli import _mcp as mcp
 from a2a_anyio.cli._chat import chat
@@ -564,6 +565,18 @@ def build_parser() -> Parser:
         "them, stream one request to all of them at once, cancel the laggard at a 3 s "
         "deadline and print a summary. Nothing needs configuring.",
     )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "conformance", conformance.conformance, "qualify an agent against its A2A version",
+        "Fetch and validate the agent's card, then run every operation the card announces "
+        "(send, stream, get, list, cancel, subscribe, push configs, extended card) over every "
+        "interface it offers, and check each answer against the shape of the version that "
+        "interface claims. Print a table of the checks: pass, fail, or skipped and why. Each "
+        "check has a time limit, and all of them one; the tasks they start are cancelled. "
+        "The exit status is 1 when a check fails.",
+    )  # fmt: skip
+    conformance.add_options(p, _seconds)
     _leaf(p)
     return parser
 
