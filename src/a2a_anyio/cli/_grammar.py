@@ -465,6 +465,18 @@ def build_parser() -> Parser:
         "--stream", action="store_true", help="print every event (JSON Lines with -o json)"
     )
     _leaf(s)
+    d = _add(
+        tsub, "download", cmd.task_download, "save the files of a task's artifacts",
+        "Save the file parts of a task's artifacts into a directory, as --save-files does: "
+        "inline bytes as they came, a URL's content fetched (credentials only to the agent's "
+        "origin), each name made safe, nothing written outside the directory or over a file.",
+    )  # fmt: skip
+    d.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    d.add_argument(
+        "-d", "--dir", default=".", metavar="DIR",
+        help="the directory to save into, made if need be (default: the working directory)",
+    )  # fmt: skip
+    _leaf(d)
     _push_config_commands(tsub)
 
     _push_config_commands(sub)
