@@ -13,6 +13,7 @@ from a2a_anyio import __version__
 from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _commands as cmd
+from a2a_anyio.cli import _completion as completion
 from a2a_anyio.cli import _many as many
 from a2a_anyio.cli import _mcp as mcp
 from a2a_anyio.cli._chat import chat
@@ -567,6 +568,18 @@ def build_parser() -> Parser:
         "them, stream one request to all of them at once, cancel the laggard at a 3 s "
         "deadline and print a summary. Nothing needs configuring.",
     )  # fmt: skip
+    _leaf(p)
+
+    p = _add(
+        sub, "completion", completion.completion, "print a shell completion script",
+        "Print the completion script of bash, zsh or fish, made from this program's own "
+        "options and commands. Load it in the running shell with "
+        "'source <(a2a-anyio completion bash)' (zsh: the same with zsh), or save it where "
+        "the shell reads completions: a file in ~/.local/share/bash-completion/completions/, "
+        "a _a2a-anyio file on $fpath, ~/.config/fish/completions/a2a-anyio.fish.",
+    )  # fmt: skip
+    p.add_argument("shell", choices=completion.SHELLS, metavar="SHELL", help="bash, zsh or fish")
+    p.set_defaults(grammar=parser)
     _leaf(p)
     return parser
 
