@@ -14,6 +14,7 @@ from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli import _completion as completion
+from a2a_anyio.cli import _config as config
 from a2a_anyio.cli import _many as many
 from a2a_anyio.cli import _mcp as mcp
 from a2a_anyio.cli._chat import chat
@@ -581,6 +582,20 @@ def build_parser() -> Parser:
     p.add_argument("shell", choices=completion.SHELLS, metavar="SHELL", help="bash, zsh or fish")
     p.set_defaults(grammar=parser)
     _leaf(p)
+
+    p = _add(
+        sub, "config", None, "show the settings of a run and where each came from",
+        "Inspect the configuration (read-only).",
+    )  # fmt: skip
+    csub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
+    c = _add(
+        csub, "show", config.config_show, "the settings, each with its source",
+        "Show each setting this run would use, and where it came from: a flag, an "
+        "environment variable, the registry file (its defaults, which every agent of the "
+        "file takes unless it says otherwise), or the built-in default. Credential values are "
+        "shown as ***; change a setting with its flag, its variable, or by editing the file.",
+    )  # fmt: skip
+    _leaf(c)
     return parser
 
 
@@ -590,9 +605,25 @@ def finish_args(args: argparse.Namespace) -> argparse.Namespace:
         if late:
             setattr(args, name, (getattr(args, name) or []) + late)
     env = os.environ
+    #: The settings taken from the environment, and the variable of each (``config show``).
+    args.from_env = {}
+    for name, variables in ENV_SETTINGS.items():
+        if getattr(args, name):
+            continue
+        for variable in variables:
+            if env.get(variable):
+                args.from_env[name] = variable
+                value = env[variable]
+                setattr(args, name, [value] if name == "agent" else value)
+                break
     if not args.agent:
-        agent = env.get("A2A_ANYIO_AGENT") or env.get("A2ACLI_AGENT_CARD")
-        args.agent = [agent] if agent else []
-    args.bearer = args.bearer or env.get("A2A_ANYIO_BEARER") or env.get("A2ACLI_BEARER")
-    args.api_key = args.api_key or env.get("A2A_ANYIO_API_KEY") or env.get("A2ACLI_API_KEY")
+        args.agent = []
     return args
+
+
+#: The options whose default an environment variable gives, and the variables, first first.
+ENV_SETTINGS = {
+    "agent": ("A2A_ANYIO_AGENT", "A2ACLI_AGENT_CARD"),
+    "bearer": ("A2A_ANYIO_BEARER", "A2ACLI_BEARER"),
+    "api_key": ("A2A_ANYIO_API_KEY", "A2ACLI_API_KEY"),
+}
