@@ -89,18 +89,18 @@ def _registry_settings(ctx: Context) -> list[Setting]:
     a = ctx.args
     registry: AgentRegistry = ctx.registry  # validated: a broken file is reported as such
     path = registry.path
+    if path is None:
+        looked = ", ".join(str(p) for p in AgentRegistry.default_paths())
+        return [Setting("config", None, f"default: none found (looked at {looked})")]
     if a.config:
         source = "flag --config"
     elif os.environ.get(CONFIG_ENV):
         source = f"environment ${CONFIG_ENV}"
-    elif path is not None:
-        source = "default location"
     else:
-        looked = ", ".join(str(p) for p in AgentRegistry.default_paths())
-        return [Setting("config", None, f"default: none found (looked at {looked})")]
+        source = "default location"
     out = [Setting("config", str(path), source)]
     where = f"registry file {path} (defaults)"
-    for key, value in _defaults(Path(path)).items():
+    for key, value in _defaults(path).items():
         out.append(Setting(f"defaults.{key}", _file_value(key, value), where))
     return out
 
