@@ -12,7 +12,7 @@ import pytest
 from a2a_anyio.cli._completion import script
 from a2a_anyio.cli._grammar import build_parser
 
-from .conftest import run
+from .conftest import clean_env, run
 
 BASH_CASES = [
     (["task", "d"], ["download"]),
@@ -83,6 +83,7 @@ def test_fish_completes_from_its_script(tmp_path: Path) -> None:
         done = subprocess.run(
             ["fish", "--no-config", "-c", f"source {path}; complete -C {line!r}"],
             capture_output=True, text=True, cwd=tmp_path, timeout=30, check=True,
+            env=clean_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path)),
         )  # fmt: skip
         return [row.split("\t")[0] for row in done.stdout.splitlines()]
 
@@ -107,7 +108,12 @@ def test_zsh_loads_its_script_through_bashcompinit(tmp_path: Path) -> None:
         'print -r -- "${COMPREPLY[@]}"\n'
     )
     done = subprocess.run(
-        ["zsh", "-f", "-c", program], capture_output=True, text=True, cwd=tmp_path, timeout=30
+        ["zsh", "-f", "-c", program],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=30,
+        env=clean_env(HOME=str(tmp_path)),
     )
     assert done.returncode == 0, done.stderr
     registered, candidates = done.stdout.splitlines()
@@ -115,7 +121,7 @@ def test_zsh_loads_its_script_through_bashcompinit(tmp_path: Path) -> None:
     assert "download" in candidates.split()
 
 
-def test_every_shell_script_parses() -> None:
+def test_every_shell_script_parses(tmp_path: Path) -> None:
     for shell, check in (
         ("bash", ["bash", "-n"]),
         ("zsh", ["zsh", "-n"]),
@@ -125,5 +131,5 @@ def test_every_shell_script_parses() -> None:
             continue
         subprocess.run(
             check, input=script(shell, build_parser(), "a2a-anyio"), text=True, check=True,
-            timeout=30,
+            timeout=30, env=clean_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path)),
         )  # fmt: skip

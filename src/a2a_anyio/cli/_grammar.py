@@ -15,6 +15,7 @@ from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli import _completion as completion
 from a2a_anyio.cli import _config as config
+from a2a_anyio.cli import _import as importing
 from a2a_anyio.cli import _many as many
 from a2a_anyio.cli import _mcp as mcp
 from a2a_anyio.cli._chat import chat
@@ -345,6 +346,27 @@ def _no_cancel(p: argparse.ArgumentParser, when: str) -> None:
     )  # fmt: skip
 
 
+def _agents_commands(p: argparse.ArgumentParser) -> None:
+    asub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    i = _add(
+        asub, "import", importing.import_agents, "read the A2A agents of an AI Catalog",
+        "Read the A2A agents an AI Catalog lists (the catalog at URL, or at "
+        "/.well-known/ai-catalog.json of an origin) and print them as registry entries, or "
+        "add them to the registry file with --write. Entries that cannot be used are refused, "
+        "each with its reason; entries of other types, and agents the registry has already, "
+        "are skipped.",
+    )  # fmt: skip
+    i.add_argument(
+        "url", type=_url, metavar="URL", help="the catalog, or an origin that serves one"
+    )
+    i.add_argument(
+        "--write", action="store_true",
+        help="add the agents to the registry file (--config, $A2A_ANYIO_CONFIG, the one "
+        "found, else ~/.config/a2a-anyio/agents.yaml); its comments are not kept",
+    )  # fmt: skip
+    _leaf(i)
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter,
@@ -507,6 +529,7 @@ def build_parser() -> Parser:
         "variable or header that holds them, never by value).",
     )  # fmt: skip
     _leaf(p)
+    _agents_commands(p)
 
     p = _add(
         sub, "fan-out", many.fan_out, "send one message to several agents at once",
