@@ -60,7 +60,7 @@ def test_hostile_entries_are_refused_each_with_its_reason() -> None:
                 displayName="../../Strict Agent!",
                 tags=["sdk", "bad tag", 3],
                 description="  many\n words  ",
-            ),  # fmt: skip
+            ),
             entry("urn:x:known", "https://known.example.com/"),
         ],
     }
