@@ -524,9 +524,10 @@ def build_parser() -> Parser:
     _leaf(p)
 
     p = _add(
-        sub, "agents", many.agents, "list the agents and groups of the registry",
+        sub, "agents", many.agents, "list the agents and groups of the registry; import more",
         "List the agents and groups of the registry file (credentials are shown by the "
-        "variable or header that holds them, never by value).",
+        "variable or header that holds them, never by value). 'agents import URL' reads the "
+        "agents of an AI Catalog.",
     )  # fmt: skip
     _leaf(p)
     _agents_commands(p)

@@ -157,7 +157,8 @@ def _report(
                     {"agents": [x.entry() for x in agents]}, sort_keys=False, allow_unicode=True
                 ).rstrip("\n")
             )
-        p.note(f"{count} in the catalog{host}; add them to the registry with --write")
+        them = "it" if len(agents) == 1 else "them"
+        p.note(f"{count} in the catalog{host}; add {them} to the registry with --write")
         return
     for agent in agents:
         p.field("Added", f"{agent.name} ({agent.url})")
