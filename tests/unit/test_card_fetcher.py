@@ -10,7 +10,14 @@ import anyio
 import httpx
 import pytest
 
-from a2a_anyio import A2AConnectionError, A2ADiscoveryError, A2ATimeoutError, AgentCardFetcher
+from a2a_anyio import (
+    A2AConnectionError,
+    A2ADiscoveryError,
+    A2ATimeoutError,
+    AgentCardFetcher,
+    AgentPool,
+    AgentRegistry,
+)
 from a2a_anyio._http import HttpTransport
 
 from ._support import BASE, jump, on_mock_clock, v1_card
@@ -402,3 +409,30 @@ async def test_validators_kept_only_when_usable_and_storable(
     assert second.get("if-none-match") == sent
     kept = "Cache-Control" not in headers and "yesterday" not in headers.values()
     assert ("if-modified-since" in second) is kept
+
+
+@on_mock_clock()
+async def test_a_registry_agents_card_is_kept_fresh_by_its_caching_headers() -> None:
+    stamp = "Tue, 01 Dec 2026 10:00:00 GMT"
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("if-none-match") == '"v1"':
+            return httpx.Response(304, headers={"Cache-Control": "max-age=60"})
+        headers = {"ETag": '"v1"', "Last-Modified": stamp, "Cache-Control": "max-age=60"}
+        return card_response(headers)
+
+    server = CardServer(respond)
+    registry = AgentRegistry.from_dict({"agents": [{"name": "one", "url": BASE}]})
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http,
+        AgentPool(registry=registry, http_client=http) as pool,
+    ):
+        client = pool.client("one")
+        first = await client.get_card()
+        jump(59)
+        assert await client.get_card() is first  # fresh: no request
+        jump(2)
+        assert await client.get_card() is first  # stale: asked again, 304
+    assert len(server.requests) == 2
+    assert server.requests[1].headers["if-none-match"] == '"v1"'
+    assert server.requests[1].headers["if-modified-since"] == stamp

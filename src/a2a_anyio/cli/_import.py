@@ -74,7 +74,7 @@ async def import_agents(ctx: Context) -> int:
     taken = [*registry.names(), *registry.group_names()]
     urls = {e.url: e.name for e in registry if e.url}
     found = read_catalog(document, source=url, names=taken, urls=urls)
-    agents = _untagged(found.agents, {*taken, *(x.name for x in found.agents)})
+    agents = _untagged(found.agents, {*registry.names(), *(x.name for x in found.agents)})
     written = _write(path, data, agents) if path is not None and agents else None
     _report(ctx, url, found, agents, path, written)
     return OK
