@@ -97,15 +97,18 @@ def test_fish_completes_from_its_script(tmp_path: Path) -> None:
 def test_zsh_loads_its_script_through_bashcompinit(tmp_path: Path) -> None:
     path = tmp_path / "_a2a-anyio"
     path.write_text(script("zsh", build_parser(), "a2a-anyio"))
-    # zsh filters the candidates by the word typed itself (compadd); the function's are
-    # the task's actions.
+    # What zsh's _bash_complete does for `a2a-anyio task d<TAB>` and `-o <TAB>`, short of
+    # compadd (which needs a live line editor, and filters the candidates by the word typed).
+    ask = (
+        'words=({words}); CURRENT=${{#words}}; COMP_WORDS=("${{words[@]}}")\n'
+        "COMP_CWORD=$((CURRENT - 1)); print -r -- $(compgen -F _a2a_anyio -- {word})\n"
+    )
     program = (
         "autoload -U +X compinit && compinit -u -D\n"
         f"source {path}\n"
         "print -r -- ${_comps[a2a-anyio]}\n"
-        "setopt ksharrays\n"
-        "COMP_WORDS=(a2a-anyio task d); COMP_CWORD=2; _a2a_anyio\n"
-        'print -r -- "${COMPREPLY[@]}"\n'
+        + ask.format(words="a2a-anyio task d", word="d")
+        + ask.format(words="a2a-anyio -o ''", word="''")
     )
     done = subprocess.run(
         ["zsh", "-f", "-c", program],
@@ -116,9 +119,10 @@ def test_zsh_loads_its_script_through_bashcompinit(tmp_path: Path) -> None:
         env=clean_env(HOME=str(tmp_path)),
     )
     assert done.returncode == 0, done.stderr
-    registered, candidates = done.stdout.splitlines()
+    registered, actions, formats = done.stdout.splitlines()
     assert "_a2a_anyio" in registered
-    assert "download" in candidates.split()
+    assert actions.split() == ["get", "cancel", "list", "subscribe", "download", "push-config"]
+    assert formats.split() == ["text", "json"]
 
 
 def test_every_shell_script_parses(tmp_path: Path) -> None:
