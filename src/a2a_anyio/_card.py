@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import json
 import re
@@ -36,13 +37,33 @@ MAX_CARD_BYTES = 1024 * 1024
 
 
 class _Cached:
-    __slots__ = ("card", "etag", "expires", "url")
+    """A card, where it came from, until when it is fresh, and its validators: the ``ETag``
+    and ``Last-Modified`` values sent back as ``If-None-Match`` and ``If-Modified-Since``."""
 
-    def __init__(self, card: AgentCard, url: str, etag: str | None, expires: float) -> None:
+    __slots__ = ("card", "etag", "expires", "last_modified", "url")
+
+    def __init__(
+        self,
+        card: AgentCard,
+        url: str,
+        etag: str | None,
+        expires: float,
+        last_modified: str | None = None,
+    ) -> None:
         self.card = card
         self.url = url
         self.etag = etag
         self.expires = expires
+        self.last_modified = last_modified
+
+    def conditions(self) -> dict[str, str]:
+        """The headers of a conditional request for this card."""
+        out = {}
+        if self.etag:
+            out["If-None-Match"] = self.etag
+        if self.last_modified:
+            out["If-Modified-Since"] = self.last_modified
+        return out
 
 
 def card_urls(base_url: str) -> list[str]:
@@ -95,7 +116,8 @@ class AgentCardFetcher:
     """Fetches an agent's card and keeps it for ``ttl`` seconds.
 
     ``Cache-Control`` overrides the TTL (``max-age``; ``no-store``/``no-cache`` disable reuse);
-    an ``ETag`` is sent back as ``If-None-Match`` and a 304 renews the cached card. Concurrent
+    an ``ETag`` is sent back as ``If-None-Match``, a ``Last-Modified`` date as
+    ``If-Modified-Since`` (neither after ``no-store``), and a 304 renews the cached card. Concurrent
     first calls share one request. Time is read from ``anyio.current_time()``, so trio's
     MockClock drives expiry in tests. Errors name ``base_url`` as the agent and ``card`` as
     the operation. ``timeout`` (30 s by default; None: no limit) is the deadline of a fetch,
@@ -177,8 +199,8 @@ class AgentCardFetcher:
         failures: list[str] = []
         for url in urls:
             headers = dict(self._headers)
-            if cached is not None and cached.etag:
-                headers["If-None-Match"] = cached.etag
+            if cached is not None:
+                headers.update(cached.conditions())
             resp = await self._request(url, headers, until, credentials)
             if resp.status == 304 and cached is not None:
                 cached.expires = self._expiry(resp)
@@ -234,7 +256,8 @@ class AgentCardFetcher:
             card = await self._read(resp)
         no_store = "no-store" in resp.headers.get("cache-control", "").lower()
         etag = None if no_store else _etag(resp.headers.get("etag"))
-        self._cached = _Cached(card, url, etag, self._expiry(resp))
+        modified = None if no_store else _http_date(resp.headers.get("last-modified"))
+        self._cached = _Cached(card, url, etag, self._expiry(resp), modified)
         return card
 
     async def _get(
@@ -281,6 +304,18 @@ def _etag(value: str | None) -> str | None:
     """The ETag to send back in ``If-None-Match``; None for one that no header could carry
     unchanged (characters outside ASCII, controls): kept, it would break every refresh."""
     return value if value is not None and _ETAG.fullmatch(value) else None
+
+
+def _http_date(value: str | None) -> str | None:
+    """A ``Last-Modified`` value to send back in ``If-Modified-Since``, as it came; None for
+    one that is not an HTTP date (RFC 9110: the server compares it, the client never does)."""
+    if value is None or len(value) > 64 or not _ETAG.fullmatch(value):
+        return None
+    try:
+        email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return value
 
 
 def _missing(resp: RawResponse) -> bool:

@@ -128,6 +128,38 @@ LOCAL_CARD = """\
   "skills": [{"id": "echo", "name": "Echo", "description": "Echoes", "tags": []}]
 }
 """
+#: The AI Catalog the files agent's origin serves at /.well-known/ai-catalog.json.
+CATALOG = """\
+{
+  "specVersion": "1.0",
+  "host": {"displayName": "Example agents"},
+  "entries": [
+    {
+      "identifier": "urn:air:example.com:a2a:strict",
+      "type": "application/a2a-agent-card+json",
+      "url": "http://127.0.0.1:41000",
+      "tags": ["sdk"]
+    },
+    {
+      "identifier": "urn:air:example.com:a2a:reports",
+      "displayName": "Reports",
+      "type": "application/a2a-agent-card+json",
+      "url": "http://127.0.0.1:41006/.well-known/agent-card.json",
+      "description": "Writes reports, with files"
+    },
+    {
+      "identifier": "urn:air:example.com:a2a:local",
+      "type": "application/a2a-agent-card+json",
+      "url": "file:///etc/passwd"
+    },
+    {
+      "identifier": "urn:air:example.com:mcp:weather",
+      "type": "application/mcp-server-card+json",
+      "url": "https://example.com/mcp"
+    }
+  ]
+}
+"""
 REPORT_PDF = b"%PDF-1.7 (the quarterly report)\n"
 FIGURES_CSV = b"quarter,revenue\nQ1,120\nQ2,135\n"
 
@@ -179,12 +211,12 @@ def _files_agent() -> FakeAgent:
 
 
 @contextlib.asynccontextmanager
-async def _serve_files_agent() -> AsyncIterator[str]:
-    """The files agent served behind a FileServer of its origin; its base URL."""
+async def _serve_files_agent() -> AsyncIterator[FileServer]:
+    """The files agent served behind a FileServer of its origin."""
     agent = _files_agent()
     server = FileServer(agent, files={"/files/figures.csv": (200, FIGURES_CSV, {})})
     async with agent, server.serve():
-        yield server.url
+        yield server
 
 
 def _start_sdk_servers(specs: dict[str, list[str]]) -> dict[str, tuple[subprocess.Popen[str], str]]:
@@ -302,11 +334,11 @@ class Session:
             portal.wrap_async_context_manager(_hostile_agent().serve())
         )
         urls["hostile"] = hostile.url
-        urls["files"] = self._stack.enter_context(
-            portal.wrap_async_context_manager(_serve_files_agent())
-        )
+        files = self._stack.enter_context(portal.wrap_async_context_manager(_serve_files_agent()))
+        urls["files"] = files.url
         # the page's port -> this run's, and back
         self.ports = {DOC_PORTS[n]: int(u.rsplit(":", 1)[1]) for n, u in urls.items()}
+        self._files = files
 
     def close(self) -> None:
         self._stack.close()
@@ -334,6 +366,10 @@ class Session:
         (self.workdir / "notes.txt").write_text(NOTES)
         (self.workdir / "broken-card.json").write_text(BROKEN_CARD)
         (self.workdir / "local-card.json").write_text(LOCAL_CARD)
+        catalog = self.to_run(CATALOG)
+        (self.workdir / "ai-catalog.json").write_text(catalog)
+        ctype = {"Content-Type": "application/ai-catalog+json"}
+        self._files.files["/.well-known/ai-catalog.json"] = (200, catalog.encode(), ctype)
         os.mkfifo(self.workdir / "pipe.yaml")
 
     # -- the page's form and this run's ---------------------------------------------------

@@ -10,7 +10,14 @@ import anyio
 import httpx
 import pytest
 
-from a2a_anyio import A2AConnectionError, A2ADiscoveryError, A2ATimeoutError, AgentCardFetcher
+from a2a_anyio import (
+    A2AConnectionError,
+    A2ADiscoveryError,
+    A2ATimeoutError,
+    AgentCardFetcher,
+    AgentPool,
+    AgentRegistry,
+)
 from a2a_anyio._http import HttpTransport
 
 from ._support import BASE, jump, on_mock_clock, v1_card
@@ -357,3 +364,75 @@ async def test_no_card_under_the_path_nor_at_the_origin_names_every_place_tried(
     with pytest.raises(A2ADiscoveryError):
         await fetch_with(root, base=BASE)
     assert root.urls == [NEW, OLD]  # the root: nothing more to try
+
+
+@on_mock_clock()
+async def test_last_modified_is_sent_back_and_a_304_renews_the_card() -> None:
+    stamp = "Tue, 01 Dec 2026 10:00:00 GMT"
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("if-modified-since") == stamp:
+            return httpx.Response(304, headers={"Cache-Control": "max-age=30"})
+        return card_response({"Last-Modified": stamp, "Cache-Control": "max-age=30"})
+
+    server = CardServer(respond)
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=300)
+        first = await fetcher.fetch()
+        jump(31)
+        assert await fetcher.fetch() is first
+        jump(29)
+        assert await fetcher.fetch() is first  # renewed by the 304 for max-age=30
+    assert [r.headers.get("if-modified-since") for r in server.requests] == [None, stamp]
+    assert "if-none-match" not in server.requests[1].headers
+
+
+@on_mock_clock()
+@pytest.mark.parametrize(
+    ("headers", "sent"),
+    [
+        ({"Last-Modified": "yesterday"}, None),  # not an HTTP date
+        ({"Last-Modified": "Tue, 01 Dec 2026 10:00:00 GMT", "Cache-Control": "no-store"}, None),
+        ({"ETag": '"v2"', "Last-Modified": "Tue, 01 Dec 2026 10:00:00 GMT"}, '"v2"'),
+    ],
+)
+async def test_validators_kept_only_when_usable_and_storable(
+    headers: dict[str, str], sent: str | None
+) -> None:
+    server = CardServer(lambda r: card_response(headers))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http:
+        fetcher = AgentCardFetcher(HttpTransport(http), BASE, ttl=10)
+        await fetcher.fetch()
+        jump(11)
+        await fetcher.fetch()
+    second = server.requests[1].headers
+    assert second.get("if-none-match") == sent
+    kept = "Cache-Control" not in headers and "yesterday" not in headers.values()
+    assert ("if-modified-since" in second) is kept
+
+
+@on_mock_clock()
+async def test_a_registry_agents_card_is_kept_fresh_by_its_caching_headers() -> None:
+    stamp = "Tue, 01 Dec 2026 10:00:00 GMT"
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("if-none-match") == '"v1"':
+            return httpx.Response(304, headers={"Cache-Control": "max-age=60"})
+        headers = {"ETag": '"v1"', "Last-Modified": stamp, "Cache-Control": "max-age=60"}
+        return card_response(headers)
+
+    server = CardServer(respond)
+    registry = AgentRegistry.from_dict({"agents": [{"name": "one", "url": BASE}]})
+    async with (
+        httpx.AsyncClient(transport=httpx.MockTransport(server.handle)) as http,
+        AgentPool(registry=registry, http_client=http) as pool,
+    ):
+        client = pool.client("one")
+        first = await client.get_card()
+        jump(59)
+        assert await client.get_card() is first  # fresh: no request
+        jump(2)
+        assert await client.get_card() is first  # stale: asked again, 304
+    assert len(server.requests) == 2
+    assert server.requests[1].headers["if-none-match"] == '"v1"'
+    assert server.requests[1].headers["if-modified-since"] == stamp

@@ -459,6 +459,19 @@ async def task_subscribe(ctx: Context) -> int:
     return OK
 
 
+async def task_download(ctx: Context) -> int:
+    """``task download``: the files of a task's artifacts into a directory, by the rules of
+    ``--save-files`` (one mechanism: ``_files.save_files``)."""
+    a = ctx.args
+    save_to = files.directory(a.dir, "--dir")
+    client = await ctx.client(ctx.target())
+    got = await client.get_task(a.task_id)
+    saved = await files.save_files(client, got, save_to)
+    if ctx.p.json_mode:
+        ctx.p.json({"taskId": got.id, "savedFiles": [f.to_dict() for f in saved]})
+    return _shown(ctx, saved)
+
+
 # -- push configs ----------------------------------------------------------------------------
 
 

@@ -67,15 +67,16 @@ class SavedFile:
         return {"path": str(self.path), "size": self.size, "mediaType": self.media_type, **out}
 
 
-def directory(value: str) -> Path:
-    """The directory of ``--save-files``, created if need be (before anything is sent)."""
+def directory(value: str, flag: str = "--save-files") -> Path:
+    """The directory of ``--save-files`` (or of ``flag``), created if need be (before
+    anything is sent)."""
     path = Path(value).expanduser()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        raise UsageError(f"--save-files: {value} is not a directory") from None
+        raise UsageError(f"{flag}: {value} is not a directory") from None
     except OSError as exc:
-        raise UsageError(f"--save-files: cannot create {value}: {exc.strerror or exc}") from exc
+        raise UsageError(f"{flag}: cannot create {value}: {exc.strerror or exc}") from exc
     return path
 
 

@@ -15,6 +15,9 @@ from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _auth_cmd
 from a2a_anyio.cli import _commands as cmd
 from a2a_anyio.cli import _conformance as conformance
+from a2a_anyio.cli import _completion as completion
+from a2a_anyio.cli import _config as config
+from a2a_anyio.cli import _import as importing
 from a2a_anyio.cli import _many as many
 from a2a_anyio.cli import _mcp as mcp
 from a2a_anyio.cli._chat import chat
@@ -351,6 +354,27 @@ def _no_cancel(p: argparse.ArgumentParser, when: str) -> None:
     )  # fmt: skip
 
 
+def _agents_commands(p: argparse.ArgumentParser) -> None:
+    asub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    i = _add(
+        asub, "import", importing.import_agents, "read the A2A agents of an AI Catalog",
+        "Read the A2A agents an AI Catalog lists (the catalog at URL, or at "
+        "/.well-known/ai-catalog.json of an origin) and print them as registry entries, or "
+        "add them to the registry file with --write. Entries that cannot be used are refused, "
+        "each with its reason; entries of other types, and agents the registry has already, "
+        "are skipped.",
+    )  # fmt: skip
+    i.add_argument(
+        "url", type=_url, metavar="URL", help="the catalog, or an origin that serves one"
+    )
+    i.add_argument(
+        "--write", action="store_true",
+        help="add the agents to the registry file (--config, $A2A_ANYIO_CONFIG, the one "
+        "found, else ~/.config/a2a-anyio/agents.yaml); its comments are not kept",
+    )  # fmt: skip
+    _leaf(i)
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=PROG, description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter,
@@ -473,6 +497,18 @@ def build_parser() -> Parser:
         "--stream", action="store_true", help="print every event (JSON Lines with -o json)"
     )
     _leaf(s)
+    d = _add(
+        tsub, "download", cmd.task_download, "save the files of a task's artifacts",
+        "Save the file parts of a task's artifacts into a directory, as --save-files does: "
+        "inline bytes as they came, a URL's content fetched (credentials only to the agent's "
+        "origin), each name made safe, nothing written outside the directory or over a file.",
+    )  # fmt: skip
+    d.add_argument("task_id", metavar="TASK_ID", help="the task's id")
+    d.add_argument(
+        "-d", "--dir", default=".", metavar="DIR",
+        help="the directory to save into, made if need be (default: the working directory)",
+    )  # fmt: skip
+    _leaf(d)
     _push_config_commands(tsub)
 
     _push_config_commands(sub)
@@ -498,11 +534,13 @@ def build_parser() -> Parser:
     _auth_cmd.add_commands(sub, _add, _leaf)
 
     p = _add(
-        sub, "agents", many.agents, "list the agents and groups of the registry",
+        sub, "agents", many.agents, "list the agents and groups of the registry; import more",
         "List the agents and groups of the registry file (credentials are shown by the "
-        "variable or header that holds them, never by value).",
+        "variable or header that holds them, never by value). 'agents import URL' reads the "
+        "agents of an AI Catalog.",
     )  # fmt: skip
     _leaf(p)
+    _agents_commands(p)
 
     p = _add(
         sub, "fan-out", many.fan_out, "send one message to several agents at once",
@@ -578,6 +616,32 @@ def build_parser() -> Parser:
     )  # fmt: skip
     conformance.add_options(p, _seconds)
     _leaf(p)
+
+    p = _add(
+        sub, "completion", completion.completion, "print a shell completion script",
+        "Print the completion script of bash, zsh or fish, made from this program's own "
+        "options and commands. Load it in the running shell with "
+        "'source <(a2a-anyio completion bash)' (zsh: the same with zsh), or save it where "
+        "the shell reads completions: a file in ~/.local/share/bash-completion/completions/, "
+        "a _a2a-anyio file on $fpath, ~/.config/fish/completions/a2a-anyio.fish.",
+    )  # fmt: skip
+    p.add_argument("shell", choices=completion.SHELLS, metavar="SHELL", help="bash, zsh or fish")
+    p.set_defaults(grammar=parser)
+    _leaf(p)
+
+    p = _add(
+        sub, "config", None, "show the settings of a run and where each came from",
+        "Inspect the configuration (read-only).",
+    )  # fmt: skip
+    csub = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=Parser)
+    c = _add(
+        csub, "show", config.config_show, "the settings, each with its source",
+        "Show each setting this run would use, and where it came from: a flag, an "
+        "environment variable, the registry file (its defaults, which every agent of the "
+        "file takes unless it says otherwise), or the built-in default. Credential values are "
+        "shown as ***; change a setting with its flag, its variable, or by editing the file.",
+    )  # fmt: skip
+    _leaf(c)
     return parser
 
 
@@ -587,9 +651,25 @@ def finish_args(args: argparse.Namespace) -> argparse.Namespace:
         if late:
             setattr(args, name, (getattr(args, name) or []) + late)
     env = os.environ
+    #: The settings taken from the environment, and the variable of each (``config show``).
+    args.from_env = {}
+    for name, variables in ENV_SETTINGS.items():
+        if getattr(args, name):
+            continue
+        for variable in variables:
+            if env.get(variable):
+                args.from_env[name] = variable
+                value = env[variable]
+                setattr(args, name, [value] if name == "agent" else value)
+                break
     if not args.agent:
-        agent = env.get("A2A_ANYIO_AGENT") or env.get("A2ACLI_AGENT_CARD")
-        args.agent = [agent] if agent else []
-    args.bearer = args.bearer or env.get("A2A_ANYIO_BEARER") or env.get("A2ACLI_BEARER")
-    args.api_key = args.api_key or env.get("A2A_ANYIO_API_KEY") or env.get("A2ACLI_API_KEY")
+        args.agent = []
     return args
+
+
+#: The options whose default an environment variable gives, and the variables, first first.
+ENV_SETTINGS = {
+    "agent": ("A2A_ANYIO_AGENT", "A2ACLI_AGENT_CARD"),
+    "bearer": ("A2A_ANYIO_BEARER", "A2ACLI_BEARER"),
+    "api_key": ("A2A_ANYIO_API_KEY", "A2ACLI_API_KEY"),
+}
