@@ -11,6 +11,7 @@ import pytest
 from google.protobuf.message import Message
 
 from a2a_anyio._bindings import WireCodec
+from a2a_anyio._bindings.base import GrpcStatus, HttpStatus
 from a2a_anyio._dialects import Op
 from a2a_anyio._dialects.card import parse_card
 
@@ -73,7 +74,7 @@ def _read(codec: WireCodec, op: Op, value: Any, widen: bool) -> Any:
     req = codec.encode(op, ARGS[op])
     answer = codec.encode_result(op, value, req.request_id)
     body = json.dumps(widened(answer) if widen else answer).encode()
-    return codec.decode(req, 200, {"content-type": codec.content_type}, body)
+    return codec.decode(req, HttpStatus(200), {"content-type": codec.content_type}, body)
 
 
 @pytest.mark.parametrize(("binding", "version", "op"), _cases(RESULTS))
@@ -194,8 +195,8 @@ def test_grpc_answers_and_events_with_unknown_fields_read_the_same(version: str)
             body = codec.encode_result(op, value)
             if not body:
                 continue  # an empty answer (a delete)
-            assert codec.decode(req, 0, {}, _pb_widened(cls, body)) == codec.decode(
-                req, 0, {}, body
+            assert codec.decode(req, GrpcStatus(0), {}, _pb_widened(cls, body)) == codec.decode(
+                req, GrpcStatus(0), {}, body
             )
     req = codec.encode(Op.STREAM, ARGS[Op.STREAM])
     cls = service.message(service.rpcs[Op.STREAM].response)

@@ -14,9 +14,9 @@ from a2a_anyio._http import check_url
 from a2a_anyio._model import TaskState
 from a2a_anyio.cli import _auth_cmd
 from a2a_anyio.cli import _commands as cmd
-from a2a_anyio.cli import _conformance as conformance
 from a2a_anyio.cli import _completion as completion
 from a2a_anyio.cli import _config as config
+from a2a_anyio.cli import _conformance as conformance
 from a2a_anyio.cli import _import as importing
 from a2a_anyio.cli import _many as many
 from a2a_anyio.cli import _mcp as mcp
