@@ -132,8 +132,12 @@ def test_the_circle_finder_finds_a_deferred_circle() -> None:
 #: ``_abandon.py`` owns them; everything else hands its calls to a ``CancelGuard``.
 DECIDERS = frozenset({"LastSeen", "abandons", "cancel_abandoned"})
 #: The modules that call ``cancel_task`` because a user asked for it, not for a call it left:
-#: the command ``task cancel``, chat's ``/cancel``, the MCP bridge's tool, ``a2a_anyio.cancel_task``.
-ASKED_BY_THE_USER = frozenset({"cli._commands", "cli._chat", "cli._mcp", "_oneshot"})
+#: the command ``task cancel``, chat's ``/cancel``, the MCP bridge's tool, ``a2a_anyio.cancel_task``,
+#: and the conformance run (its cancel check, and the tasks its checks started, ended before it
+#: reports).
+ASKED_BY_THE_USER = frozenset(
+    {"cli._commands", "cli._chat", "cli._mcp", "_oneshot", "_conformance"}
+)
 
 
 def _cancel_decisions(tree: ast.AST) -> list[str]:

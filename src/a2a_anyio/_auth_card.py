@@ -11,7 +11,6 @@ to sign in: they are used only on the agent's own origin or on an origin the use
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -22,6 +21,7 @@ import anyio
 from a2a_anyio._auth import Auth, CallableAuth, FormPoster, Origin, origin_of
 from a2a_anyio._auth_schemes import ApiKey, Basic, Bearer
 from a2a_anyio._errors import A2AAuthError, A2AProtocolError, shown
+from a2a_anyio._network import is_loopback
 from a2a_anyio._oauth import OAuth2ClientCredentials, Secret, TokenSet
 from a2a_anyio._oauth_user import DeviceCode, OAuth2AuthorizationCode, OAuth2DeviceCode, OAuth2Login
 
@@ -356,7 +356,7 @@ class CardAuth(Auth):
         if origin[0] not in ("http", "https"):
             raise A2AAuthError(f"{what} is not an http(s) URL: {shown(url, 200)}", status_code=401)
         if origin == agent or origin in self.trusted:
-            if origin[0] == "http" and agent[0] == "https" and not _loopback(origin[1]):
+            if origin[0] == "http" and agent[0] == "https" and not is_loopback(origin[1]):
                 raise A2AAuthError(
                     f"{what} is plain http while the agent is https: {shown(url, 200)}",
                     status_code=401,
@@ -400,15 +400,6 @@ def _bearer(provider: Callable[[], str | Awaitable[str]]) -> Auth:
         return f"Bearer {got}"
 
     return CallableAuth(value)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _origin_text(origin: Origin) -> str:

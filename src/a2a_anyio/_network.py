@@ -17,6 +17,7 @@ import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -41,8 +42,8 @@ class A2ANetworkPolicyError(A2AClientError):
     the ``rule`` that refused it (``"loopback"``, ``"link-local"``, ``"private"`` or
     ``"reserved"``: the scope of the address, which the user's own URL is not in)."""
 
-    def __init__(self, message: str, *, url: str, address: str, rule: str) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, url: str, address: str, rule: str, **context: Any) -> None:
+        super().__init__(message, **context)
         self.url = url
         self.address = address
         self.rule = rule
@@ -76,6 +77,17 @@ def scope_of(ip: IPAddress) -> str:
     if ip.is_multicast or ip.is_reserved:
         return "reserved"
     return "public" if ip.is_global else "private"
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and a loopback address as written (127.0.0.0/8, ``::1``); not
+    for 0.0.0.0, which a server binds to listen on every interface."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def literal(host: str) -> IPAddress | None:

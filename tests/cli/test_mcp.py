@@ -26,8 +26,9 @@ from mcp.shared.exceptions import MCPError
 
 from a2a_anyio import TaskState
 from a2a_anyio._agent_text import unfenced
+from a2a_anyio._network import is_loopback
 from a2a_anyio.cli import main
-from a2a_anyio.cli._mcp import is_loopback, unique
+from a2a_anyio.cli._mcp import unique
 from a2a_anyio.testing import FakeAgent
 from tests.testing._helpers import wait_until
 from tests.testing.test_tool import Slow, fenced, make_agent

@@ -19,6 +19,7 @@ from a2a_anyio import (
     A2AHTTPError,
     A2ATimeoutError,
     AgentPool,
+    ExtendedCardNotConfiguredError,
     MethodNotFoundError,
     Task,
     TaskNotFoundError,
@@ -165,12 +166,14 @@ async def test_python_a2a_says_what_it_does_not_serve(pya2a_server: str) -> None
             "re-attaching": lambda: client.subscribe(task.id).result(),
             "listing tasks": lambda: client.list_tasks(),
             "push notification configs": lambda: client.get_push_config(task.id),
-            "an extended card": lambda: client.get_extended_card(),
             "other methods": lambda: client.call("tasks/pushNotification/get", {"id": task.id}),
         }
         for what, call in refusals.items():
             with pytest.raises(UnsupportedOperationError, match=f"do not serve {what}"):
                 await call()
+        # Its card announces no extended card: nothing is asked.
+        with pytest.raises(ExtendedCardNotConfiguredError, match="announces no extended card"):
+            await client.get_extended_card()
         # A blocking send of a task that works on is polled (no re-attaching there).
         with pytest.raises(A2ATimeoutError) as info:
             await client.send_message("slow", timeout=1)

@@ -29,6 +29,7 @@ from a2a_anyio import (
     A2AConnectionError,
     A2ADiscoveryError,
     A2AHTTPError,
+    A2ANetworkPolicyError,
     A2AProtocolError,
     A2ARPCError,
     A2AServerError,
@@ -107,6 +108,9 @@ def _info(reason: str) -> list[dict[str, Any]]:
 # One instance of each class with every field it has set to something of its own.
 SAMPLES: dict[type[A2AClientError], Callable[[], A2AClientError]] = {
     A2AClientError: lambda: A2AClientError("boom", **WHERE),
+    A2ANetworkPolicyError: lambda: A2ANetworkPolicyError(
+        "refused", url="http://10.0.0.1/", address="10.0.0.1", rule="private", **WHERE
+    ),
     A2AConnectionError: lambda: A2AConnectionError("reset", request_sent=False, **WHERE),
     A2ATimeoutError: lambda: A2ATimeoutError("slow", timeout="read", request_sent=False, **WHERE),
     A2AHTTPError: lambda: A2AHTTPError(status_code=503, body="busy", retry_after=2.0, **WHERE),

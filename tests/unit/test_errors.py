@@ -207,6 +207,9 @@ REQUIRED: dict[str, Any] = {
     "task": Task("t", None, TaskStatus(TaskState.FAILED)),
     "expected_context_id": "c-1",
     "received_context_id": "c-2",
+    "url": "http://10.0.0.1/",
+    "address": "10.0.0.1",
+    "rule": "private",
 }
 
 

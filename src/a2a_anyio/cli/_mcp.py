@@ -10,7 +10,6 @@ MCP client sends reaches an agent but the tools' arguments.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import signal
@@ -27,6 +26,7 @@ from a2a_anyio._asgi import serve_app
 from a2a_anyio._client import A2AClient
 from a2a_anyio._errors import A2AClientError, install_extra
 from a2a_anyio._model import AgentCard
+from a2a_anyio._network import is_loopback
 from a2a_anyio._tool import AgentTool, AgentToolProgress, AgentToolResult, secrets_of, tool_name
 from a2a_anyio.cli._context import Context, Target, Unresolved
 from a2a_anyio.cli._errors import OK, UsageError
@@ -363,16 +363,6 @@ def _content(
 
 
 # -- over HTTP ---------------------------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and the loopback addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 async def _serve_http(server: Server[Any], ctx: Context, signals: AsyncIterator[int]) -> None:
