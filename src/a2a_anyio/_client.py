@@ -86,6 +86,7 @@ from a2a_anyio._intercept import (
     Operation,
     Sending,
     arguments,
+    call_hook,
     no_event,
 )
 from a2a_anyio._model import (
@@ -244,12 +245,6 @@ def _request_headers(client: A2AClient, headers: Mapping[str, str]) -> Iterator[
         yield
     finally:
         REQUEST_HEADERS.reset(token)
-
-
-async def _notify(callback: Callable[[Any], Any], event: Any) -> None:
-    outcome = callback(event)
-    if inspect.isawaitable(outcome):
-        await outcome
 
 
 DEFAULT_IDLE_TIMEOUT = 300.0
@@ -1029,7 +1024,7 @@ class A2AClient:
                 if on_event is None:
                     result = await self._exchange.unary(codec, request, call, self.retry, creds)
                 else:
-                    notify = functools.partial(_notify, on_event)
+                    notify = functools.partial(call_hook, on_event)
                     result = await self._exchange.events(
                         codec, request, call, self.retry, creds, notify, self.idle_timeout,
                         self._part_limit(call),
@@ -1169,7 +1164,7 @@ class A2AClient:
                     # The send's request is the call's own: only the call's deadline bounds it.
                     result: Task | Message = await self._send(Op.SEND, args, creds, call)
                     if on_event is not None:
-                        await _notify(on_event, result)
+                        await call_hook(on_event, result)
                     if blocking and isinstance(result, Task) and not result.status.state.is_final:
                         result = await self._follow(result, call, on_event, creds)
                     return result
@@ -1198,7 +1193,7 @@ class A2AClient:
                 async for item in stream:
                     await event(item)
                     if on_event is not None:
-                        await _notify(on_event, item)
+                        await call_hook(on_event, item)
                 return await stream.result()
         finally:  # as last seen, and where it went: for the error of a deadline
             call.task = stream.task
@@ -1327,7 +1322,7 @@ class A2AClient:
             async with follow:
                 async for event in follow:
                     if on_event is not None:
-                        await _notify(on_event, event)
+                        await call_hook(on_event, event)
         finally:
             call.task = follow.task  # as last seen, for the error of a deadline
         final = follow.task

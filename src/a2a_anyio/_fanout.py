@@ -16,8 +16,9 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_anyio._abandon import CancelOutcome
-from a2a_anyio._client import A2AClient, MessageInput, _notify
+from a2a_anyio._client import A2AClient, MessageInput
 from a2a_anyio._errors import A2ATimeoutError
+from a2a_anyio._intercept import call_hook
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
 from a2a_anyio._stream import MessageStream
 
@@ -298,7 +299,7 @@ async def send_all(
             guard(event)
             result.task_id = guard.seen.task_id
             if user_on_event is not None:
-                await _notify(user_on_event, event)
+                await call_hook(user_on_event, event)
 
         options = {**send_options, "on_event": on_event, "cancel_on_exit": False}
         start = anyio.current_time()

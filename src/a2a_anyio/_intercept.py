@@ -117,7 +117,8 @@ async def no_event(event: StreamEvent) -> None:
     """The ``event`` of an operation that has no interceptors."""
 
 
-async def _call(hook: Callable[..., Any], *args: Any) -> None:
+async def call_hook(hook: Callable[..., Any], *args: Any) -> None:
+    """Call ``hook`` (sync or async) with ``args``, awaiting what it returns if it must."""
     outcome = hook(*args)
     if inspect.isawaitable(outcome):
         await outcome
@@ -234,7 +235,7 @@ class Interception:
             try:
                 hook = getattr(item, "before", None)
                 if callable(hook):
-                    await _call(hook, op)
+                    await call_hook(hook, op)
                 if op.answered and op.name in _UNANSWERABLE:
                     op.result, op.answered = None, False
                     why = _UNANSWERABLE[op.name]
@@ -251,7 +252,7 @@ class Interception:
 
     async def event(self, event: StreamEvent) -> None:
         for hook in self._events:
-            await _call(hook, self.op, event)
+            await call_hook(hook, self.op, event)
 
     async def end(self, result: Any, error: Exception | None) -> Exception | None:
         """Run the ``after`` hooks, then the ``ended`` ones (once); the error the operation
@@ -306,7 +307,7 @@ class Interception:
             hook = getattr(item, "after", None)
             if callable(hook):
                 try:
-                    await _call(hook, op)
+                    await call_hook(hook, op)
                 except Exception as exc:
                     op.error = exc
                 error: object = op.error  # what a hook set, whatever its type
