@@ -8,14 +8,7 @@ from a2a_anyio import _model
 from a2a_anyio._abandon import CancelGuard, CancelOutcome
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
-from a2a_anyio._client import (
-    A2AClient,
-    ClientOptions,
-    FanOutOptions,
-    FanOutStreamOptions,
-    SendOptions,
-    StreamOptions,
-)
+from a2a_anyio._client import A2AClient
 from a2a_anyio._conversation import Conversation, ConversationTurn, SyncConversation
 from a2a_anyio._deadline import CLIENT_TIMEOUT
 from a2a_anyio._errors import (
@@ -69,6 +62,13 @@ from a2a_anyio._model import (
     TaskStatus,
     TaskStatusUpdateEvent,
     TextPart,
+)
+from a2a_anyio._options import (
+    ClientOptions,
+    FanOutOptions,
+    FanOutStreamOptions,
+    SendOptions,
+    StreamOptions,
 )
 from a2a_anyio._reducer import TaskReducer
 from a2a_anyio._retry import NO_RETRY, RetryAttempt, RetryPolicy, no_retry_delays

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from types import MappingProxyType, TracebackType
-from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 import anyio
 
@@ -102,6 +102,7 @@ from a2a_anyio._model import (
     new_id,
 )
 from a2a_anyio._observe import Span
+from a2a_anyio._options import EventCallback
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
@@ -112,118 +113,10 @@ from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 if TYPE_CHECKING:
     from a2a_anyio._conversation import Conversation
     from a2a_anyio._network import NetworkPolicy
-    from a2a_anyio._registry import AgentRegistry
     from a2a_anyio._signing import CardVerifier
     from a2a_anyio._tool import AgentTool, AgentToolProgress
 
 MessageInput = str | Mapping[str, Any] | Message
-
-
-class AgentOptions(TypedDict, total=False):
-    """The options of ``A2AClient`` that are an agent's own: what a pool passes on to each
-    client it makes (the rest are the pool's: ``ClientOptions``)."""
-
-    auth: AuthInput
-    headers: Mapping[str, str] | None
-    cookies: Mapping[str, str] | None
-    idle_timeout: float | None
-    card_ttl: float
-    protocol: str
-    bindings: Sequence[str]
-    endpoint: str | None
-    tenant: str | None
-    extensions: Sequence[str] | None
-    card: AgentCard | Mapping[str, Any] | None
-    retry: RetryPolicy | None
-    resume: bool
-    connect_timeout: float
-    max_response_bytes: int
-    max_event_bytes: int
-    trusted_origins: Sequence[str]
-    cross_origin: str
-    card_verifier: CardVerifier | None
-    keep_events: int | None
-    types: Mapping[str, Decoder] | None
-    interceptors: Sequence[Interceptor | object]
-    cancel_on_exit: bool
-    cancel_grace: float
-    network_policy: NetworkPolicy | None
-
-
-class ClientOptions(AgentOptions, total=False):
-    """Every keyword option of ``A2AClient``, for code that passes them on
-    (``**options: Unpack[ClientOptions]``): a type checker then checks each by its name and
-    type. ``SyncA2AClient``, the one-shot helpers and ``AgentRegistry.client`` take them so."""
-
-    verify: VerifyTypes
-    timeout: float | None
-    http_client: AsyncClient | None
-    logger: logging.Logger | None
-    tracing: bool
-
-
-class ClientArguments(ClientOptions, total=False):
-    """Every keyword argument of ``A2AClient``, ``url`` too: what a registry entry makes."""
-
-    url: str | None
-
-
-class PoolOptions(AgentOptions, total=False):
-    """The options of ``AgentPool``: its own, and those it passes on to each client."""
-
-    max_connections: int | None
-    timeout: float | None
-    verify: VerifyTypes
-    http_client: AsyncClient | None
-    registry: AgentRegistry | None
-    logger: logging.Logger | None
-    tracing: bool
-
-
-EventCallback = Callable[[StreamEvent], Any]
-
-
-class FanOutOptions(TypedDict, total=False):
-    """The options of ``send_message`` each send of a fan-out takes (``fan_out``,
-    ``AgentPool.fan_out``, ``SyncAgentPool.fan_out``): those of ``SendOptions`` but
-    ``timeout`` and ``cancel_on_exit``, which are the fan-out's own."""
-
-    metadata: Mapping[str, Any] | None
-    blocking: bool
-    history_length: int | None
-    accepted_output_modes: list[str] | None
-    push_config: PushNotificationConfig | None
-    on_event: EventCallback | None
-    headers: Mapping[str, str] | None
-
-
-class SendOptions(FanOutOptions, total=False):
-    """The options of ``send_message`` a conversation's turn takes (``Conversation.send``):
-    all but ``context_id`` and ``task_id``, which the conversation sets."""
-
-    timeout: Timeout
-    cancel_on_exit: bool | None
-
-
-class FanOutStreamOptions(TypedDict, total=False):
-    """The options of ``stream_message`` each stream of ``fan_out_stream`` takes: those of
-    ``StreamOptions`` but ``cancel_on_exit``, which is the fan-out's own."""
-
-    metadata: Mapping[str, Any] | None
-    history_length: int | None
-    accepted_output_modes: list[str] | None
-    push_config: PushNotificationConfig | None
-    idle_timeout: float | None
-    total_timeout: float | None
-    resume: bool | None
-    headers: Mapping[str, str] | None
-
-
-class StreamOptions(FanOutStreamOptions, total=False):
-    """The options of ``stream_message`` a conversation's turn takes
-    (``Conversation.stream``): all but ``context_id`` and ``task_id``."""
-
-    cancel_on_exit: bool | None
 
 
 T = TypeVar("T")

@@ -42,7 +42,7 @@ from a2a_anyio._wires import grpc_missing
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from a2a_anyio._client import ClientOptions
+    from a2a_anyio._options import ClientOptions
 
 Outcome = Literal["pass", "fail", "skip"]
 

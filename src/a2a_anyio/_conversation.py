@@ -15,7 +15,8 @@ from a2a_anyio._stream import MessageStream, StreamHooks
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from a2a_anyio._client import A2AClient, MessageInput, SendOptions, StreamOptions
+    from a2a_anyio._client import A2AClient, MessageInput
+    from a2a_anyio._options import SendOptions, StreamOptions
     from a2a_anyio._sync import SyncMessageStream
     from a2a_anyio._sync_portal import Calls
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient, ClientOptions
+from a2a_anyio._client import A2AClient
 from a2a_anyio._model import AgentCard, DataPart, Message, Part, Role, Task, TextPart
+from a2a_anyio._options import ClientOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -10,16 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from a2a_anyio._auth import check_options
-from a2a_anyio._client import (
-    A2AClient,
-    AgentOptions,
-    ClientArguments,
-    ClientOptions,
-    FanOutOptions,
-    FanOutStreamOptions,
-    MessageInput,
-    check_send,
-)
+from a2a_anyio._client import A2AClient, MessageInput, check_send
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
@@ -32,6 +23,13 @@ from a2a_anyio._http import (
 )
 from a2a_anyio._intercept import Interceptors
 from a2a_anyio._model import DataPart, Message, Task, TaskState, TextPart
+from a2a_anyio._options import (
+    AgentOptions,
+    ClientArguments,
+    ClientOptions,
+    FanOutOptions,
+    FanOutStreamOptions,
+)
 from a2a_anyio._payloads import Decoder, PayloadTypes
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
 from a2a_anyio._reporting import tracing_for
@@ -41,6 +39,18 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from a2a_anyio._tool import AgentTool, AgentToolProgress
+
+
+class PoolOptions(AgentOptions, total=False):
+    """The options of ``AgentPool``: its own, and those it passes on to each client."""
+
+    max_connections: int | None
+    timeout: float | None
+    verify: VerifyTypes
+    http_client: AsyncClient | None
+    registry: AgentRegistry | None
+    logger: logging.Logger | None
+    tracing: bool
 
 
 class AgentPool:

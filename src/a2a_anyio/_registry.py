@@ -15,8 +15,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient, ClientOptions
+from a2a_anyio._client import A2AClient
 from a2a_anyio._limits import read_file
+from a2a_anyio._options import ClientOptions
 from a2a_anyio._registry_entry import AgentEntry, AgentRegistryError, header_fault, is_url
 from a2a_anyio._registry_file import Parser, parse_text
 

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from a2a_anyio._client import A2AClient, ClientArguments, ClientOptions
+from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import preferring
 from a2a_anyio._errors import A2AClientError
 from a2a_anyio._http import check_url
+from a2a_anyio._options import ClientArguments, ClientOptions
 from a2a_anyio._retry import RetryPolicy
 
 if TYPE_CHECKING:

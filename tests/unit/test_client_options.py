@@ -19,7 +19,8 @@ from a2a_anyio import (
     fan_out,
     fan_out_stream,
 )
-from a2a_anyio._client import AgentOptions, ClientArguments, PoolOptions
+from a2a_anyio._options import AgentOptions, ClientArguments
+from a2a_anyio._pool import PoolOptions
 
 
 def _keywords(func: Any, *skip: str) -> dict[str, str]:

@@ -16,13 +16,14 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from a2a_anyio._auth import Origin, origin_of
 from a2a_anyio._card import MAX_CARD_BYTES, card_urls
-from a2a_anyio._client import A2AClient, ClientArguments
+from a2a_anyio._client import A2AClient
 from a2a_anyio._dialects.card import parse_card, preferring
 from a2a_anyio._errors import A2AClientError, A2ADiscoveryError, A2AHTTPError
 from a2a_anyio._http import make_client, url_problem
 from a2a_anyio._limits import loads, read_file
 from a2a_anyio._model import AgentCard
 from a2a_anyio._observe import SENSITIVE_WORDS
+from a2a_anyio._options import ClientArguments
 from a2a_anyio._registry import (
     AgentEntry,
     AgentRegistry,
