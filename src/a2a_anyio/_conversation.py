@@ -15,8 +15,9 @@ from a2a_anyio._stream import MessageStream, StreamHooks
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from a2a_anyio._client import A2AClient, MessageInput
+    from a2a_anyio._client import A2AClient
     from a2a_anyio._options import SendOptions, StreamOptions
+    from a2a_anyio._prepare import MessageInput
     from a2a_anyio._sync import SyncMessageStream
     from a2a_anyio._sync_portal import Calls
 

@@ -16,10 +16,11 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_anyio._abandon import CancelOutcome
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._client import A2AClient
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._intercept import call_hook
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
+from a2a_anyio._prepare import MessageInput
 from a2a_anyio._stream import MessageStream
 
 #: An agent to fan out to: a client, a URL, or a registry agent's or group's name (served

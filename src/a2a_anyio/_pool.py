@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from a2a_anyio._auth import check_options
-from a2a_anyio._client import A2AClient, MessageInput, check_send
+from a2a_anyio._client import A2AClient
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
 from a2a_anyio._errors import A2AProtocolError, TaskFailedError
 from a2a_anyio._fanout import AgentResult, MergedStreams, Target, send_all
@@ -31,6 +31,7 @@ from a2a_anyio._options import (
     FanOutStreamOptions,
 )
 from a2a_anyio._payloads import Decoder, PayloadTypes
+from a2a_anyio._prepare import MessageInput, check_send
 from a2a_anyio._registry import AgentRegistry, AgentRegistryError, is_url
 from a2a_anyio._reporting import tracing_for
 from a2a_anyio._wires import LearnedWires

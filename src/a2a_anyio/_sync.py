@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from anyio.from_thread import BlockingPortal
 
 from a2a_anyio._abandon import CancelOutcome
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._client import A2AClient
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, stream_limits_named
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -34,6 +34,7 @@ from a2a_anyio._model import (
 )
 from a2a_anyio._options import ClientOptions, EventCallback
 from a2a_anyio._payloads import Decoder
+from a2a_anyio._prepare import MessageInput
 from a2a_anyio._stream import MessageStream
 from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
 

@@ -8,12 +8,13 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
-from a2a_anyio._client import A2AClient, MessageInput
+from a2a_anyio._client import A2AClient
 from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout
 from a2a_anyio._fanout import AgentResult
 from a2a_anyio._options import FanOutOptions
 from a2a_anyio._payloads import Decoder
 from a2a_anyio._pool import AgentPool, PoolOptions
+from a2a_anyio._prepare import MessageInput
 from a2a_anyio._sync import SyncA2AClient
 from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
 
