@@ -80,11 +80,11 @@ from a2a_anyio._intercept import (
     Interception,
     Interceptor,
     Interceptors,
-    Operation,
     Sending,
-    arguments,
+    applied,
     call_hook,
     no_event,
+    with_headers,
 )
 from a2a_anyio._model import (
     AgentCapabilities,
@@ -135,38 +135,6 @@ def _request_headers(client: A2AClient, headers: Mapping[str, str]) -> Iterator[
 
 
 DEFAULT_IDLE_TIMEOUT = 300.0
-
-
-def applied(op: Operation, args: OpArgs, credentials: Credentials) -> tuple[OpArgs, Credentials]:
-    """The arguments and credentials of an operation as its interceptors left them: a
-    send's checked and made as ``send_message`` does (``prepare_send``), headers checked
-    as ``headers=`` are.
-
-    Raises:
-        TypeError: an argument the operation has not, or a send's of the wrong type.
-        ValueError: a message that cannot be made into a ``Message``; a header that cannot
-            be sent.
-    """
-    if op.arguments != arguments(args):
-        if isinstance(args, Send):
-            args = Send(*prepare_send(**op.arguments))
-        elif args is None:
-            raise TypeError(f"{op.name} takes no arguments, not {', '.join(op.arguments)}")
-        else:
-            args = type(args)(**op.arguments)
-    return args, with_headers(op, credentials)
-
-
-def with_headers(op: Operation, credentials: Credentials) -> Credentials:
-    """``credentials`` with the headers the interceptors left ``op`` with.
-
-    Raises:
-        ValueError: a header that cannot be sent, as for ``headers=``.
-    """
-    if op.headers == credentials.call_headers:
-        return credentials
-    check_headers("an interceptor's headers", op.headers)
-    return credentials._replace(call_headers=dict(op.headers))
 
 
 class A2AClient:
