@@ -16,6 +16,7 @@ from types import TracebackType
 
 import anyio
 
+from a2a_anyio._deadline import check_timeout
 from a2a_anyio._errors import A2AClientError, A2ATimeoutError, clipped
 from a2a_anyio._model import (
     StreamEvent,
@@ -29,6 +30,32 @@ from a2a_anyio._sent import ON_SENT
 
 #: How long the request that cancels an abandoned task may take, by default (seconds).
 DEFAULT_CANCEL_GRACE = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class CancelPolicy:
+    """A client's or pool's ``cancel_on_exit`` and ``cancel_grace``, checked: whether a call
+    abandoned by its caller cancels its task on the agent (a call's own ``cancel_on_exit``
+    overrides it when given), and the time limit of that cancel.
+
+    Raises:
+        TypeError: ``on_exit`` is not a bool, or ``grace`` not a number.
+        ValueError: ``grace`` is not a positive, finite number of seconds.
+    """
+
+    on_exit: bool = False
+    grace: float = DEFAULT_CANCEL_GRACE
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.on_exit, bool):
+            raise TypeError(f"cancel_on_exit must be a bool, not {type(self.on_exit).__name__}")
+        check_timeout(self.grace, "cancel_grace", no_limit=False)
+        object.__setattr__(self, "grace", float(self.grace))
+
+    def cancels(self, asked: bool | None) -> bool:
+        """Whether a call cancels what it abandons: its own ``asked`` when given, else the
+        policy's."""
+        return self.on_exit if asked is None else asked
 
 
 @dataclass(frozen=True, slots=True)

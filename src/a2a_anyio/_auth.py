@@ -11,7 +11,10 @@ from __future__ import annotations
 import inspect
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager as ContextManager
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -301,3 +304,50 @@ def credentials(
     else:
         raise ValueError(f"auth must be a str, an auth scheme or a function, not {auth!r}")
     return Credentials(static, scheme, frozenset(origin_of(u) for u in origins), policy)
+
+
+#: The headers of the ``request_headers`` blocks a task or thread is in, per client. Each
+#: task starts with a copy of its spawner's (asyncio and trio alike); a sync facade's calls
+#: take the calling thread's to the portal (``_sync_portal.Calls``).
+REQUEST_HEADERS: ContextVar[Mapping[object, Mapping[str, str]]] = ContextVar(
+    "a2a_anyio_request_headers", default=MappingProxyType({})
+)
+
+
+def request_headers(owner: object, headers: Mapping[str, str]) -> ContextManager[None]:
+    """A block in which every call of ``owner`` (a client) begun in this task adds
+    ``headers`` over those of the blocks around it.
+
+    Raises:
+        ValueError, TypeError: as ``check_headers`` (at once, not on entering the block).
+    """
+    check_headers("request_headers", headers)
+    return _scoped(owner, dict(headers))
+
+
+@contextmanager
+def _scoped(owner: object, headers: Mapping[str, str]) -> Iterator[None]:
+    scoped = REQUEST_HEADERS.get()
+    own = merged(scoped.get(owner, {}), headers)
+    token = REQUEST_HEADERS.set(MappingProxyType({**scoped, owner: own}))
+    try:
+        yield
+    finally:
+        REQUEST_HEADERS.reset(token)
+
+
+def call_credentials(
+    owner: object, base: Credentials, headers: Mapping[str, str] | None
+) -> Credentials:
+    """The credentials of one call of ``owner``: ``base`` with the headers of the
+    ``request_headers`` blocks it is begun in and its own ``headers`` over them.
+
+    Raises:
+        ValueError, TypeError: as ``check_headers``.
+    """
+    scoped = REQUEST_HEADERS.get().get(owner)
+    if headers is not None:
+        check_headers("headers", headers)
+    if not scoped and not headers:
+        return base
+    return base.for_call(scoped or {}, headers or {})

@@ -7,27 +7,25 @@ the HTTP layer, ``codec.decode(...)``; all of it inside the call's one deadline.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager as ContextManager
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
-from types import MappingProxyType, TracebackType
+from contextlib import asynccontextmanager
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import anyio
 
-from a2a_anyio._abandon import DEFAULT_CANCEL_GRACE, CancelGuard
+from a2a_anyio._abandon import DEFAULT_CANCEL_GRACE, CancelGuard, CancelPolicy
 from a2a_anyio._auth import (
     AuthInput,
     Credentials,
     MutualTLS,
-    check_headers,
+    call_credentials,
     credentials,
-    merged,
+    request_headers,
 )
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._card import AgentCardFetcher, card_urls
@@ -97,9 +95,13 @@ from a2a_anyio._model import (
     TaskState,
 )
 from a2a_anyio._observe import Span
-from a2a_anyio._options import EventCallback
+from a2a_anyio._options import (
+    DEFAULT_IDLE_TIMEOUT,
+    EventCallback,
+    stream_defaults,
+)
 from a2a_anyio._payloads import Decoder, PayloadTypes
-from a2a_anyio._prepare import MessageInput, coerce_message, prepare_send, refuse
+from a2a_anyio._prepare import MessageInput, coerce_message, prepare_send
 from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import MessageStream, StreamLimits, StreamSource, StreamWire
@@ -114,27 +116,6 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
-
-#: The headers of the ``request_headers`` blocks a task or thread is in, per client. Each
-#: task starts with a copy of its spawner's (asyncio and trio alike); a sync facade's calls
-#: take the calling thread's to the portal (``_sync_portal.Calls``).
-REQUEST_HEADERS: ContextVar[Mapping[A2AClient, Mapping[str, str]]] = ContextVar(
-    "a2a_anyio_request_headers", default=MappingProxyType({})
-)
-
-
-@contextmanager
-def _request_headers(client: A2AClient, headers: Mapping[str, str]) -> Iterator[None]:
-    scoped = REQUEST_HEADERS.get()
-    own = merged(scoped.get(client, {}), headers)
-    token = REQUEST_HEADERS.set(MappingProxyType({**scoped, client: own}))
-    try:
-        yield
-    finally:
-        REQUEST_HEADERS.reset(token)
-
-
-DEFAULT_IDLE_TIMEOUT = 300.0
 
 
 class A2AClient:
@@ -222,18 +203,10 @@ class A2AClient:
         self.endpoint = check_url(endpoint, "endpoint") if endpoint is not None else None
         self.protocol = protocol
         self.timeout = check_timeout(timeout)
-        self.idle_timeout = check_timeout(idle_timeout, "idle_timeout")
         check_timeout(connect_timeout, "connect_timeout")
-        if keep_events is not None and keep_events < 0:
-            raise ValueError(f"keep_events must be None or >= 0, not {keep_events}")
-        self.keep_events = keep_events
-        if not isinstance(cancel_on_exit, bool):
-            refuse("cancel_on_exit", cancel_on_exit, "a bool")
-        self.cancel_on_exit = cancel_on_exit
-        check_timeout(cancel_grace, "cancel_grace", no_limit=False)
-        self.cancel_grace = float(cancel_grace)
+        self._streams = stream_defaults(idle_timeout, keep_events, resume)
+        self._cancels = CancelPolicy(cancel_on_exit, cancel_grace)
         self.retry = retry if retry is not None else RetryPolicy()
-        self.resume = resume
         for origin in trusted_origins:
             check_url(origin, "a trusted origin")
         # Credentials are bound to the origins the user named: never to one a card or a
@@ -649,22 +622,10 @@ class A2AClient:
                 (``Content-Type``, ``Accept``, ``A2A-Version``...).
             TypeError: ``headers`` is not a mapping.
         """
-        check_headers("request_headers", headers)
-        return _request_headers(self, dict(headers))
+        return request_headers(self, headers)
 
     def _credentials_for(self, headers: Mapping[str, str] | None) -> Credentials:
-        """The credentials of one call: the client's, with the headers of the
-        ``request_headers`` blocks it is begun in and its own ``headers`` over them.
-
-        Raises:
-            ValueError, TypeError: as ``check_headers``.
-        """
-        scoped = REQUEST_HEADERS.get().get(self)
-        if headers is not None:
-            check_headers("headers", headers)
-        if not scoped and not headers:
-            return self._credentials
-        return self._credentials.for_call(scoped or {}, headers or {})
+        return call_credentials(self, self._credentials, headers)
 
     def _traced(self, operation: str, within: CallInProgress | None = None) -> ContextManager[Span]:
         """The span of an operation (none of its own for a part of another call)."""
@@ -778,7 +739,7 @@ class A2AClient:
                 else:
                     notify = functools.partial(call_hook, on_event)
                     result = await self._exchange.events(
-                        codec, request, call, self.retry, creds, notify, self.idle_timeout,
+                        codec, request, call, self.retry, creds, notify, self._streams.idle_timeout,
                         self._part_limit(call),
                     )  # fmt: skip
                 return self._types.result(method, result, result_type, request.context)
@@ -895,7 +856,7 @@ class A2AClient:
             accepted_output_modes, push_config,
         )  # fmt: skip
         creds = self._credentials_for(headers)
-        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        cancels = self._cancels.cancels(cancel_on_exit)
         streams = on_event is not None or cancels
         with (
             self._traced(Op.SEND.value) as span,
@@ -1021,7 +982,7 @@ class A2AClient:
             RuntimeError: the client is closed.
         """
         creds = self._credentials_for(headers)
-        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        cancels = self._cancels.cancels(cancel_on_exit)
         with (
             self._traced("wait") as span,
             self._deadline("wait", timeout) as call,
@@ -1062,7 +1023,7 @@ class A2AClient:
             agent=codec.url, method=call.context.get("operation") or Op.SEND.value,
         )  # fmt: skip
         limits = StreamLimits(
-            idle=self.idle_timeout,
+            idle=self._streams.idle_timeout,
             open=self._part_limit(call),
             keep_events=0,
             max_bytes=self._http.max_response_bytes,
@@ -1124,7 +1085,7 @@ class A2AClient:
 
         creds = self._credentials_for(headers)
         send = Send(msg, config)
-        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        cancels = self._cancels.cancels(cancel_on_exit)
         return self._stream(Op.STREAM, send, idle_timeout, total_timeout, resume, creds, cancels)
 
     @stream_limits_named
@@ -1150,7 +1111,7 @@ class A2AClient:
         self._check_open()
         creds = self._credentials_for(headers)
         ref = TaskRef(task_id)
-        cancels = self.cancel_on_exit if cancel_on_exit is None else cancel_on_exit
+        cancels = self._cancels.cancels(cancel_on_exit)
         return self._stream(Op.SUBSCRIBE, ref, idle_timeout, total_timeout, resume, creds, cancels)
 
     def _stream(
@@ -1169,7 +1130,7 @@ class A2AClient:
         is false (a send that streams is the send's)."""
         check_timeout(idle_timeout, "idle_timeout")
         check_timeout(total_timeout, "total_timeout")
-        resume = self.resume if resume is None else resume
+        resume = self._streams.resume if resume is None else resume
         agent = self.url or self.endpoint
         source = _ClientStream(
             self, op, args, credentials, reattaches=resume, polls=resume,
@@ -1180,10 +1141,10 @@ class A2AClient:
         if hooks:
             source.hooks = self._interception(op.value, args, credentials)
         limits = StreamLimits(
-            idle=idle_timeout if idle_timeout is not None else self.idle_timeout,
+            idle=idle_timeout if idle_timeout is not None else self._streams.idle_timeout,
             total=total_timeout,
             open=self.timeout,
-            keep_events=self.keep_events,
+            keep_events=self._streams.keep_events,
             max_bytes=self._http.max_response_bytes,
         )
         return MessageStream(
@@ -1279,7 +1240,7 @@ class A2AClient:
     def _canceller(self, credentials: Credentials) -> Callable[[str], Awaitable[Task]]:
         """Cancels a task a call left behind, with the call's ``credentials``, within the
         client's ``cancel_grace``."""
-        return functools.partial(self._cancel, credentials=credentials, timeout=self.cancel_grace)
+        return functools.partial(self._cancel, credentials=credentials, timeout=self._cancels.grace)
 
     def cancel_guard(
         self,

@@ -1,14 +1,15 @@
 """The keyword options of the client, its calls and fan-outs, as TypedDicts: code that passes
-them on (``**options: Unpack[ClientOptions]``) is checked by type checkers, name by name."""
+them on (``**options: Unpack[ClientOptions]``) is checked by type checkers, name by name; and
+the records a client keeps of them, checked once, for what its calls do unless told otherwise."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from a2a_anyio._auth import AuthInput
-from a2a_anyio._deadline import Timeout
+from a2a_anyio._deadline import Timeout, check_timeout
 from a2a_anyio._http import AsyncClient, VerifyTypes
 from a2a_anyio._intercept import Interceptor
 from a2a_anyio._model import AgentCard, PushNotificationConfig, StreamEvent
@@ -18,6 +19,32 @@ from a2a_anyio._retry import RetryPolicy
 if TYPE_CHECKING:
     from a2a_anyio._network import NetworkPolicy
     from a2a_anyio._signing import CardVerifier
+
+#: A client's ``idle_timeout``: the longest gap between a stream's events.
+DEFAULT_IDLE_TIMEOUT = 300.0
+
+
+class StreamDefaults(NamedTuple):
+    """What a client's streams do unless a call says otherwise (``stream_defaults`` checks)."""
+
+    idle_timeout: float | None
+    keep_events: int | None
+    resume: bool
+
+
+def stream_defaults(idle_timeout: object, keep_events: object, resume: object) -> StreamDefaults:
+    """The client's stream options, checked.
+
+    Raises:
+        ValueError, TypeError: ``idle_timeout`` as ``check_timeout`` refuses it;
+            ``keep_events`` that is neither None nor a whole number >= 0 (ValueError).
+    """
+    idle = check_timeout(idle_timeout, "idle_timeout")
+    if keep_events is not None and (
+        isinstance(keep_events, bool) or not isinstance(keep_events, int) or keep_events < 0
+    ):
+        raise ValueError(f"keep_events must be None or >= 0, not {keep_events!r}")
+    return StreamDefaults(idle, keep_events, bool(resume))
 
 
 class AgentOptions(TypedDict, total=False):

@@ -13,7 +13,7 @@ import anyio
 import anyio.to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from a2a_anyio._client import REQUEST_HEADERS, A2AClient
+from a2a_anyio._auth import REQUEST_HEADERS
 from a2a_anyio._intercept import INTERRUPTED
 from a2a_anyio._observe import NO_TRACING, Tracing
 
@@ -129,7 +129,7 @@ class Calls:
         func: Callable[[], Awaitable[T]],
         call: _Call,
         tracing_context: object,
-        headers: Mapping[A2AClient, Mapping[str, str]],
+        headers: Mapping[object, Mapping[str, str]],
     ) -> T:
         REQUEST_HEADERS.set(headers)  # this task's own context: nothing to reset
         INTERRUPTED.set(call.was_interrupted)

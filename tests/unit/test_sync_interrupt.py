@@ -19,7 +19,7 @@ from anyio.abc import ByteReceiveStream, Process
 from anyio.from_thread import start_blocking_portal
 from anyio.streams.text import TextReceiveStream
 
-from a2a_anyio._client import REQUEST_HEADERS
+from a2a_anyio._auth import REQUEST_HEADERS
 from a2a_anyio._observe import NO_TRACING
 from a2a_anyio._sync_portal import Calls, _Call
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, reply, status
