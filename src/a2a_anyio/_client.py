@@ -16,8 +16,6 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-import anyio
-
 from a2a_anyio._abandon import DEFAULT_CANCEL_GRACE, CancelGuard, CancelPolicy
 from a2a_anyio._auth import (
     AuthInput,
@@ -28,7 +26,7 @@ from a2a_anyio._auth import (
     request_headers,
 )
 from a2a_anyio._bindings import WireCodec, WireRequest
-from a2a_anyio._card import AgentCardFetcher, card_urls
+from a2a_anyio._card import card_urls
 from a2a_anyio._deadline import (
     CLIENT_TIMEOUT,
     Timeout,
@@ -49,13 +47,13 @@ from a2a_anyio._dialects import (
     Send,
     TaskRef,
 )
-from a2a_anyio._dialects.card import BINDING_NAMES, PROTOCOLS, describe_security, parse_card
+from a2a_anyio._dialects.card import BINDING_NAMES, PROTOCOLS, parse_card
+from a2a_anyio._discovery import Discovery
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
     A2AHTTPError,
     A2AProtocolError,
-    ExtendedCardNotConfiguredError,
     UnsupportedOperationError,
 )
 from a2a_anyio._exchange import Exchange
@@ -106,7 +104,6 @@ from a2a_anyio._reporting import observer
 from a2a_anyio._retry import RetryPolicy
 from a2a_anyio._stream import MessageStream, StreamLimits, StreamSource, StreamWire
 from a2a_anyio._transport import Carriers, TransportOptions
-from a2a_anyio._wires import Wires, card_candidates, endpoint_candidates
 
 if TYPE_CHECKING:
     from a2a_anyio._conversation import Conversation
@@ -239,25 +236,14 @@ class A2AClient:
             verify, auth if isinstance(auth, MutualTLS) else None, connect_timeout
         )
         self._carriers = Carriers(self._http, options)
-        self._exchange = Exchange(self._carriers, self._card_schemes, self._types)
-        self._fetcher = AgentCardFetcher(
-            self._http,
-            self.url or self.endpoint or "",
-            ttl=card_ttl,
-            timeout=timeout,
-            credentials=self._credentials,
-            retry=self.retry,
-            verifier=card_verifier,
-        )
-        self._card: AgentCard | None = (
-            card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
-        )
-        if self._card is not None and self._credentials.auth is not None:
-            self._credentials.auth.use_card(self._card)
-        if self._card is not None:
-            self._observer.tracing.named(self._card.name, self._card.version)
-        key = f"{self.url or self.endpoint}|{protocol}|{','.join(self.bindings)}"
-        self._wires = Wires(key, tenant=tenant, extensions=self.extensions)
+        parsed = card if isinstance(card, AgentCard) else parse_card(dict(card)) if card else None
+        self._discovery = Discovery(
+            self._http, self.url, self.endpoint, protocol=protocol, bindings=self.bindings,
+            tenant=tenant, extensions=self.extensions, card=parsed, card_ttl=card_ttl,
+            timeout=timeout, credentials=self._credentials, retry=self.retry,
+            verifier=card_verifier, tracing=self._observer.tracing, intercepted=self._intercepted,
+        )  # fmt: skip
+        self._exchange = Exchange(self._carriers, self._discovery.schemes, self._types)
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -324,12 +310,12 @@ class A2AClient:
         self._check_open()
         creds = self._credentials_for(headers)
         if self.url is None:
-            if self._card is None:
+            if self._discovery.card is None:
                 raise ValueError("this client was made with endpoint= and no url: it has no card")
-            return self._card
+            return self._discovery.card
         if timeout is not CLIENT_TIMEOUT:
             check_timeout(timeout)
-        return await self._fetch_card(refresh, resolve_timeout(timeout, self.timeout), creds)
+        return await self._discovery.fetch(refresh, resolve_timeout(timeout, self.timeout), creds)
 
     async def authenticate(self) -> None:
         """Get the credentials now rather than at the first call: read the card (``CardAuth``
@@ -351,55 +337,6 @@ class A2AClient:
         url = self.url or self.endpoint or ""
         await self._http.with_credentials(url, {}, self._credentials, {})
 
-    async def _fetch_card(
-        self,
-        refresh: bool,
-        limit: float | None,
-        credentials: Credentials,
-        within: CallInProgress | None = None,
-        part_of: str | None = None,
-    ) -> AgentCard:
-        """The card (an operation of its own to the interceptors, or a part of ``within``'s,
-        ``part_of``), within ``limit``.
-
-        Raises:
-            TypeError: an interceptor answered with something that is not an ``AgentCard``.
-        """
-
-        async def fetch(args: OpArgs, credentials: Credentials, event: Any) -> AgentCard:
-            return await self._fetcher.fetch(force=refresh, timeout=limit, credentials=credentials)
-
-        until = within.until if within is not None else math.inf
-        if limit is not None:
-            until = min(until, anyio.current_time() + limit)
-        card, _ = await self._intercepted("card", None, credentials, until, fetch, part_of)
-        if not isinstance(card, AgentCard):
-            raise TypeError(
-                f"an interceptor answers a card with an AgentCard, not {type(card).__name__}"
-            )
-        self._card = card
-        if (auth := self._credentials.auth) is not None:
-            auth.use_card(card)
-        self._observer.tracing.named(card.name, card.version)
-        return card
-
-    async def _card_for(
-        self, call: CallInProgress | None, credentials: Credentials, part_of: str | None = None
-    ) -> AgentCard:
-        """The card, fetched if need be as a part of ``call`` (or of the operation
-        ``part_of``): within the time the call has left (a deadline of the fetch's own, so
-        that a ``Retry-After`` past it ends it at once), with no limit in a call that has
-        none; outside a call, within the client's timeout."""
-        if self._card is not None:
-            return self._card
-        if call is None:
-            limit = self.timeout
-        else:
-            left = call.until - anyio.current_time()
-            limit = None if call.until == math.inf else max(0.0, round(left, 3))
-            part_of = part_of or call.context.get("operation")
-        return await self._fetch_card(False, limit, credentials, call, part_of)
-
     discover = get_card
 
     @property
@@ -415,38 +352,6 @@ class A2AClient:
             return (await self.get_card()).capabilities
 
         return caps()
-
-    async def _resolve(
-        self, call: CallInProgress | None, credentials: Credentials, part_of: str | None = None
-    ) -> WireCodec:
-        """The codec of the interface in use (the card fetched, if need be, as a part of
-        ``call`` or of ``part_of``, with its ``credentials``; outside a call, within the
-        client's timeout)."""
-        found = self._wires.codec
-        if found is None:
-            find = functools.partial(self._find_candidates, call, credentials, part_of)
-            found = await self._wires.resolve(find)
-        return found
-
-    async def _find_candidates(
-        self, call: CallInProgress | None, credentials: Credentials, part_of: str | None = None
-    ) -> list[WireCodec]:
-        tenant, extensions = self.tenant, self.extensions
-        if self.endpoint is not None:
-            return endpoint_candidates(
-                self.endpoint, self.protocol, tenant=tenant, extensions=extensions
-            )
-        card = await self._card_for(call, credentials, part_of)
-        return card_candidates(
-            card,
-            self._fetcher.card_url,
-            self._fetcher.card_url or self.url or "",
-            protocol=self.protocol,
-            bindings=self.bindings,
-            tenant=tenant,
-            extensions=extensions,
-            agent=self.url,
-        )
 
     async def get_extended_card(
         self, *, timeout: Timeout = CLIENT_TIMEOUT, headers: Mapping[str, str] | None = None
@@ -577,33 +482,23 @@ class A2AClient:
             return None
         return self._interceptors.intercept(
             name, self.url or self.endpoint, args, credentials,
-            until=until, part_of=part_of, card=self._card, streamed=streamed,
+            until=until, part_of=part_of, card=self._discovery.card, streamed=streamed,
         )  # fmt: skip
 
     async def _send(
         self, op: Op, args: OpArgs, credentials: Credentials, call: CallInProgress
     ) -> Any:
         while True:
-            codec = await self._resolve(call, credentials)
+            codec = await self._discovery.codec(call, credentials)
             if op is Op.EXTENDED_CARD:
-                self._check_extended_card(call)
+                self._discovery.check_extended_card(call)
             try:
                 return await self._exchange.unary(
                     codec, codec.encode(op, args), call, self.retry, credentials
                 )
             except A2AClientError as exc:
-                if not self._wires.fall_back(codec, exc):
+                if not self._discovery.wires.fall_back(codec, exc):
                     raise
-
-    def _check_extended_card(self, call: CallInProgress) -> None:
-        """An agent whose card announces no extended card has none, whatever the binding
-        (a v0.3 agent says so over JSON-RPC with -32007; over gRPC, ``GetAgentCard`` would
-        answer the public card as if it were the extended one)."""
-        card = self._card
-        if card is not None and not card.capabilities.extended_agent_card:
-            raise ExtendedCardNotConfiguredError(
-                "the agent's card announces no extended card", **call.context
-            )
 
     def request_headers(self, headers: Mapping[str, str]) -> ContextManager[None]:
         """``with client.request_headers({...}):`` adds ``headers`` to every request this
@@ -631,10 +526,6 @@ class A2AClient:
         """The span of an operation (none of its own for a part of another call)."""
         agent = self.url or self.endpoint
         return self._observer.tracing.operation(operation, agent, nested=within is not None)
-
-    def _card_schemes(self) -> list[str]:
-        """What the card asks for (for an auth error that does not say it)."""
-        return describe_security(self._card) if self._card is not None else []
 
     def register_type(self, key: str, decoder: Decoder) -> None:
         """Decode the extension payloads of ``key`` with ``decoder`` from now on.
@@ -725,8 +616,10 @@ class A2AClient:
             args = Call(method, params, idempotent, stream=on_event is not None)
 
             async def send(args: OpArgs, creds: Credentials, event: Any) -> Any:
-                await self._resolve(call, creds)
-                codec = self._wires.jsonrpc()  # any JSON-RPC interface the agent has will do
+                await self._discovery.codec(call, creds)
+                codec = (
+                    self._discovery.wires.jsonrpc()
+                )  # any JSON-RPC interface the agent has will do
                 if codec is None:
                     raise UnsupportedOperationError(
                         f"call() speaks JSON-RPC and {call.agent} offers no JSON-RPC interface"
@@ -760,7 +653,9 @@ class A2AClient:
         """
         self._check_open()
         creds = self._credentials_for(headers)
-        url = self._fetcher.card_url or (card_urls(self.url)[0] if self.url else self.endpoint)
+        url = self._discovery.fetcher.card_url or (
+            card_urls(self.url)[0] if self.url else self.endpoint
+        )
         assert url is not None
         with self._deadline("ping", timeout) as call:
 
@@ -866,8 +761,8 @@ class A2AClient:
             # A gRPC v0.3 codec sends by stream (see WireCodec.sends_by_stream).
             streamed = (
                 blocking
-                and (streams or (await self._resolve(call, creds)).sends_by_stream)
-                and await self._can_stream(call, creds)
+                and (streams or (await self._discovery.codec(call, creds)).sends_by_stream)
+                and await self._discovery.can_stream(call, creds)
             )
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
 
@@ -950,11 +845,6 @@ class A2AClient:
         card = await self.get_card()
         return AgentTool(self, card, name=name, timeout=timeout, on_progress=on_progress)
 
-    async def _can_stream(self, call: CallInProgress | None, credentials: Credentials) -> bool:
-        if self.url is None and self._card is None:
-            return True  # a bare endpoint declares nothing: try
-        return (await self._card_for(call, credentials)).capabilities.streaming
-
     async def wait(
         self,
         task_id: str,
@@ -1013,8 +903,10 @@ class A2AClient:
         """Follow ``task`` up to its final state within ``call``, with its ``credentials``:
         the one mechanism of streams cut short, started from a task
         (``MessageStream(follows=task)``)."""
-        codec = await self._resolve(call, credentials)
-        streams = codec.supports(Op.SUBSCRIBE) and await self._can_stream(call, credentials)
+        codec = await self._discovery.codec(call, credentials)
+        streams = codec.supports(Op.SUBSCRIBE) and await self._discovery.can_stream(
+            call, credentials
+        )
         call.task = task
         call.goes_to({"agent": codec.url, "operation": call.context.get("operation")})
 
@@ -1422,12 +1314,12 @@ class _ClientStream(StreamSource):
         client._check_open()
         if isinstance(self.hooks, Interception):  # as the interceptors left them
             self._args, self._credentials = applied(self.hooks.op, self._args, self._credentials)
-        codec = await client._resolve(None, self._credentials, self.method)
+        codec = await client._discovery.codec(None, self._credentials, self.method)
         encoded = self._encoded
         if encoded is None or encoded[0] is not codec:
             # Encoded once: a retry sends the same request (message id, JSON-RPC id).
             encoded = self._encoded = codec, codec.encode(self._op, self._args)
-        fall_back = functools.partial(client._wires.fall_back, codec)
+        fall_back = functools.partial(client._discovery.wires.fall_back, codec)
         return client._exchange.stream(
             codec, encoded[1], self._credentials, fall_back,
             idle_timeout=limits.idle, open_timeout=limits.open,

@@ -184,7 +184,7 @@ async def check_agent(
     settings: dict[str, Any] = {**options, "timeout": check_timeout}
     async with A2AClient(url, **settings) as client:  # the card within check_timeout
         card = await client.get_card()
-        card_url = client._fetcher.card_url
+        card_url = client._discovery.fetcher.card_url
     run = _Run(url, card, card_url, settings, text, long_text or text, check_timeout)
     run.deadline = anyio.current_time() + total_timeout
     run.total = total_timeout

@@ -108,7 +108,7 @@ class Conversation:
             return None
         return AuthRequiredError(
             task=task,
-            schemes=self._client._card_schemes(),
+            schemes=self._client._discovery.schemes(),
             agent=self._client.url or self._client.endpoint,
             operation="send",
         )

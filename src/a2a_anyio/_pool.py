@@ -182,7 +182,9 @@ class AgentPool:
 
     def _make(self, url: str) -> A2AClient:
         client = self._new_client(url)
-        client._wires.learned = self._learned  # what one client learns of a URL, all of them know
+        client._discovery.wires.learned = (
+            self._learned
+        )  # what one client learns of a URL, all of them know
         return client
 
     def _new_client(self, url: str) -> A2AClient:

@@ -71,8 +71,8 @@ async def test_card(target: Target) -> None:
         assert card is await client.agent_card  # cached
         assert (await client.capabilities).streaming
         await client.send_message("hi")
-        assert client._wires.codec is not None
-        assert client._wires.codec.version == expected
+        assert client._discovery.wires.codec is not None
+        assert client._discovery.wires.codec.version == expected
 
 
 async def test_send_message_task_with_artifacts(target: Target) -> None:
@@ -286,7 +286,7 @@ async def test_endpoint_without_discovery(target: Target) -> None:
         result = await client.send_message("hello endpoint")
         assert isinstance(result, Task)
         assert result.artifacts[0].text == "echo: hello endpoint"
-        assert client._fetcher.requests == 0
+        assert client._discovery.fetcher.requests == 0
 
 
 async def test_one_shot_helpers(strict_server: str) -> None:

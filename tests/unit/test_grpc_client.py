@@ -204,7 +204,7 @@ async def test_grpc_is_used_when_preferred_or_the_only_binding_offered() -> None
     async with served() as (url, agent):
         both = grpc_card(url, interface("http://127.0.0.1:9/rpc", "JSONRPC"))
         async with A2AClient(url, card=both) as client:  # JSON-RPC first by default
-            assert (await client._resolve(None, client._credentials)).binding == "jsonrpc"
+            assert (await client._discovery.codec(None, client._credentials)).binding == "jsonrpc"
         async with A2AClient(url, card=both, bindings=("grpc",)) as client:
             assert isinstance(await client.send_message("ping"), Message)
         async with A2AClient(url, card=grpc_card(url)) as client:
@@ -243,7 +243,7 @@ async def test_without_the_extra_a_grpc_only_card_says_what_to_install(
     )
     both = grpc_card(url, interface("http://127.0.0.1:9/rpc", "JSONRPC"))
     async with A2AClient(url, card=both, bindings=("grpc", "jsonrpc")) as client:
-        assert (await client._resolve(None, client._credentials)).binding == "jsonrpc"
+        assert (await client._discovery.codec(None, client._credentials)).binding == "jsonrpc"
 
 
 @on_mock_clock()
