@@ -32,13 +32,16 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imported(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The modules of the package that ``name`` imports, at any depth of its code."""
+def _imported(
+    name: str, path: Path, modules: dict[str, Path], *, typing_too: bool = False
+) -> set[str]:
+    """The modules of the package that ``name`` imports, at any depth of its code (those
+    imported for type checkers only too, if ``typing_too``)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     wanted: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and _is_type_checking(node.test) and not typing_too:
             for statement in node.orelse:
                 visit(statement)
             return
@@ -106,6 +109,17 @@ def test_no_import_circle_in_src() -> None:
     graph = {name: _imported(name, path, modules) for name, path in modules.items()}
     short = len(PACKAGE) + 1
     circles = [sorted(m[short:] for m in circle) for circle in _circles(graph)]
+    assert circles == []
+
+
+def test_the_client_and_what_it_makes_do_not_import_each_other() -> None:
+    # Even for type checkers: a product (a conversation, a tool, a stream) names what it
+    # needs of its client in a protocol of its own.
+    modules = _modules()
+    graph = {n: _imported(n, p, modules, typing_too=True) for n, p in modules.items()}
+    client = f"{PACKAGE}._client"
+    short = len(PACKAGE) + 1
+    circles = [sorted(m[short:] for m in c) for c in _circles(graph) if client in c]
     assert circles == []
 
 

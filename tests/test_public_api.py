@@ -150,6 +150,7 @@ LOADED_ON_FIRST_USE = frozenset(
         "a2a_anyio._sync",
         "a2a_anyio._sync_pool",
         "a2a_anyio._sync_tool",
+        "a2a_anyio._sync_conversation",
         "a2a_anyio._tool",
         "a2a_anyio.cli",
         "a2a_anyio.push",

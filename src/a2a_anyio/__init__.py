@@ -9,7 +9,7 @@ from a2a_anyio._abandon import CancelGuard, CancelOutcome
 from a2a_anyio._auth import Auth, MutualTLS
 from a2a_anyio._card import AgentCardFetcher
 from a2a_anyio._client import A2AClient
-from a2a_anyio._conversation import Conversation, ConversationTurn, SyncConversation
+from a2a_anyio._conversation import Conversation, ConversationTurn
 from a2a_anyio._deadline import CLIENT_TIMEOUT
 from a2a_anyio._errors import (
     A2AAuthError,
@@ -94,6 +94,7 @@ if _TYPE_CHECKING:
     from a2a_anyio._registry import AgentEntry, AgentRegistry, AgentRegistryError
     from a2a_anyio._signing import CardVerifier, VerifiedCard, canonicalize, sign_card
     from a2a_anyio._sync import SyncA2AClient, SyncMessageStream
+    from a2a_anyio._sync_conversation import SyncConversation
     from a2a_anyio._sync_pool import SyncAgentPool
     from a2a_anyio._sync_tool import SyncAgentTool
     from a2a_anyio._tool import AgentTool, AgentToolFile, AgentToolProgress, AgentToolResult
@@ -155,6 +156,7 @@ _LAZY = {
     "AgentToolResult": "a2a_anyio._tool",
     "from_agent": "a2a_anyio._agent_text",
     "SyncAgentTool": "a2a_anyio._sync_tool",
+    "SyncConversation": "a2a_anyio._sync_conversation",
 }
 
 

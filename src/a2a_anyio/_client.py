@@ -820,7 +820,9 @@ class A2AClient:
         """
         from a2a_anyio._conversation import Conversation
 
-        return Conversation(self, context_id, state=state, coerce=coerce_message)
+        return Conversation(
+            self, context_id, state=state, coerce=coerce_message, schemes=self._discovery.schemes
+        )
 
     async def as_tool(
         self,

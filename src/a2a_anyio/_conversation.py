@@ -3,10 +3,9 @@ turns (``client.conversation()``)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from a2a_anyio._errors import A2AProtocolError, AuthRequiredError, ContextMismatchError
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
@@ -15,11 +14,8 @@ from a2a_anyio._stream import MessageStream, StreamHooks
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from a2a_anyio._client import A2AClient
     from a2a_anyio._options import SendOptions, StreamOptions
     from a2a_anyio._prepare import MessageInput
-    from a2a_anyio._sync import SyncMessageStream
-    from a2a_anyio._sync_portal import Calls
 
 #: What a conversation's state looks like, said by the error that refuses one.
 STATE_SHAPE = (
@@ -27,6 +23,21 @@ STATE_SHAPE = (
     '"history": [{"sent": a message dict, "task" or "message": a dict}, ...]}, '
     "as Conversation.state() returns it"
 )
+
+
+class ConversationClient(Protocol):
+    """What a conversation asks of its client (an ``A2AClient``)."""
+
+    url: str | None
+    endpoint: str | None
+
+    async def send_message(
+        self, message: MessageInput, **options: Unpack[SendOptions]
+    ) -> Task | Message: ...
+
+    def stream_message(
+        self, message: MessageInput, **options: Unpack[StreamOptions]
+    ) -> MessageStream: ...
 
 
 @dataclass(slots=True)
@@ -62,16 +73,18 @@ class Conversation:
 
     def __init__(
         self,
-        client: A2AClient,
+        client: ConversationClient,
         context_id: str | None = None,
         *,
         state: Mapping[str, Any] | None = None,
         coerce: Callable[[MessageInput], Message],
+        schemes: Callable[[], list[str]],
     ) -> None:
         if context_id is not None and not isinstance(context_id, str):
             raise TypeError(f"context_id must be a str, not {type(context_id).__name__}")
         self._client = client
         self._coerce = coerce  # the client's: what it accepts as a message
+        self._schemes = schemes  # what the agent's card asks for
         self._context_id = context_id
         self._task: Task | None = None
         self._history: list[ConversationTurn] = []
@@ -108,7 +121,7 @@ class Conversation:
             return None
         return AuthRequiredError(
             task=task,
-            schemes=self._client._discovery.schemes(),
+            schemes=self._schemes(),
             agent=self._client.url or self._client.endpoint,
             operation="send",
         )
@@ -265,72 +278,6 @@ class _InContext:
     def left(self, exc: BaseException | None) -> None:
         if self._hooks is not None:
             self._hooks.left(exc)
-
-
-class SyncConversation:
-    """A ``Conversation`` for blocking code (``SyncA2AClient.conversation()``): ``send`` and
-    ``stream`` block as ``SyncA2AClient.send_message`` and ``stream_message`` do; the rest
-    is the conversation's."""
-
-    def __init__(
-        self,
-        conversation: Conversation,
-        calls: Calls,
-        wrap: Callable[[Callable[[], MessageStream]], SyncMessageStream],
-    ) -> None:
-        self._conversation = conversation
-        self._calls = calls
-        self._wrap = wrap
-
-    @property
-    def conversation(self) -> Conversation:
-        """The async conversation this one runs."""
-        return self._conversation
-
-    @property
-    def context_id(self) -> str | None:
-        """As ``Conversation.context_id``."""
-        return self._conversation.context_id
-
-    @property
-    def task(self) -> Task | None:
-        """As ``Conversation.task``."""
-        return self._conversation.task
-
-    @property
-    def history(self) -> list[ConversationTurn]:
-        """As ``Conversation.history``."""
-        return self._conversation.history
-
-    @property
-    def auth_required(self) -> AuthRequiredError | None:
-        """As ``Conversation.auth_required``."""
-        return self._conversation.auth_required
-
-    def send(self, message: MessageInput, **options: Unpack[SendOptions]) -> Task | Message:
-        """As ``Conversation.send``, blocking.
-
-        Raises:
-            AuthRequiredError: as ``Conversation.send``.
-            A2AClientError: as ``SyncA2AClient.send_message``.
-            TypeError: as ``Conversation.send``.
-        """
-        return self._calls.run(functools.partial(self._conversation.send, message, **options))
-
-    def stream(self, message: MessageInput, **options: Unpack[StreamOptions]) -> SyncMessageStream:
-        """As ``Conversation.stream``, for a plain ``for``.
-
-        Raises:
-            TypeError: as ``Conversation.stream``.
-        """
-        return self._wrap(functools.partial(self._conversation.stream, message, **options))
-
-    def state(self) -> dict[str, Any]:
-        """As ``Conversation.state``."""
-        return self._conversation.state()
-
-    def __repr__(self) -> str:
-        return f"<Sync{repr(self._conversation).removeprefix('<')}"
 
 
 def _turn_dict(turn: ConversationTurn) -> dict[str, Any]:

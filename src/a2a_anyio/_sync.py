@@ -41,7 +41,7 @@ from a2a_anyio._sync_portal import Calls, Facade, off_loop, start_portal
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from a2a_anyio._conversation import SyncConversation
+    from a2a_anyio._sync_conversation import SyncConversation
     from a2a_anyio._sync_tool import SyncAgentTool
     from a2a_anyio._tool import AgentToolProgress
 
@@ -455,7 +455,7 @@ class SyncA2AClient(Facade):
             ValueError: as ``A2AClient.conversation``.
             TypeError: as ``A2AClient.conversation``.
         """
-        from a2a_anyio._conversation import SyncConversation
+        from a2a_anyio._sync_conversation import SyncConversation
 
         made = self._client.conversation(context_id, state=state)
         return SyncConversation(made, self._calls, self._wrap)

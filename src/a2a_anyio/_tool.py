@@ -18,7 +18,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from a2a_anyio._abandon import CancelGuard
 from a2a_anyio._agent_text import cleaned, fenced_json, from_agent, unfenced
@@ -43,7 +43,7 @@ from a2a_anyio._model import (
 )
 
 if TYPE_CHECKING:
-    from a2a_anyio._client import A2AClient
+    from a2a_anyio._auth import Credentials
     from a2a_anyio._conversation import Conversation
 
 #: What a tool's name may be: what the OpenAI and Anthropic APIs and MCP all accept.
@@ -84,7 +84,23 @@ def _one_line(text: str) -> str:
 Secrets = Callable[[], Iterable[str]]
 
 
-def secrets_of(client: A2AClient) -> Secrets:
+class ToolClient(Protocol):
+    """What a tool asks of its client (an ``A2AClient``)."""
+
+    url: str | None
+    endpoint: str | None
+    _credentials: Credentials
+
+    def cancel_guard(self) -> CancelGuard: ...
+
+    def conversation(
+        self, context_id: str | None = None, *, state: Mapping[str, Any] | None = None
+    ) -> Conversation: ...
+
+    async def get_task(self, task_id: str, *, timeout: Timeout) -> Task: ...
+
+
+def secrets_of(client: ToolClient) -> Secrets:
     """What gives the secrets ``client`` holds (its credentials' values, as they are when
     asked), to keep them out of what a model reads."""
     return client._credentials.secrets
@@ -413,7 +429,7 @@ class AgentTool:
 
     def __init__(
         self,
-        client: A2AClient,
+        client: ToolClient,
         card: AgentCard,
         *,
         name: str | None = None,
