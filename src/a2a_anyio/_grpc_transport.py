@@ -367,8 +367,8 @@ class _Connection:
         """Wait for the answer's headers (or its end)."""
         await self.wait(lambda: stream.headers is not None or stream.closed)
 
-    async def message(self, stream: _Stream, limit: int, what: str) -> bytes | None:
-        """The stream's next message as framed (its flag first), or None at its end.
+    async def message(self, stream: _Stream, limit: int, what: str) -> tuple[int, bytes] | None:
+        """The stream's next message, its flag and its bytes, or None at its end.
         ``limit`` bounds it, read from its length prefix before the message is read whole."""
         waited = False
         while True:
@@ -381,7 +381,7 @@ class _Connection:
                     raise _Bad(f"a message with the flags {flag:#x} (a bad length prefix)")
                 size = 5 + length
                 if len(buffer) >= size:
-                    message = bytes(buffer[:size])
+                    message = flag, bytes(buffer[5:size])
                     del buffer[:size]
                     stream.taken += size - stream.credited
                     stream.credited = 0
@@ -860,7 +860,7 @@ class GrpcCall:
         except _Bad as exc:
             raise self.error(str(exc)) from None
         if message is not None:
-            return self._decoded(message)
+            return self._decoded(*message)
         self._done = True
         trailers = stream.trailers
         if trailers is None or "grpc-status" not in trailers:
@@ -872,10 +872,10 @@ class GrpcCall:
         status = self._status(trailers)
         return None if status == OK else StreamStatus(status, dict(self.metadata))
 
-    def _decoded(self, framed: bytes) -> bytes:
+    def _decoded(self, flag: int, data: bytes) -> bytes:
         """A message without its prefix, decompressed (bounded) when it says it is."""
-        if not framed[0]:
-            return framed[5:]
+        if not flag:
+            return data
         coding = self._encoding
         if coding.lower() not in ("gzip", "deflate"):
             raise self.error(
@@ -885,7 +885,7 @@ class GrpcCall:
         out = bytearray()
         try:
             decoder = BodyDecoder(coding)
-            for piece in decoder.feed(framed[5:]):
+            for piece in decoder.feed(data):
                 out += piece
                 if len(out) > self._limit:
                     raise A2AProtocolError(
