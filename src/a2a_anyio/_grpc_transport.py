@@ -67,6 +67,10 @@ from a2a_anyio._transport_rules import StreamTimeouts, renew
 #: Each stream's receive window: what a call's unread messages may hold.
 WINDOW = 1 << 20
 CONNECTION_WINDOW = 1 << 24
+#: Bytes a stream's caller has taken that are handed back to the windows together (h2
+#: sends a WINDOW_UPDATE only once half a window is taken anyway): a stream of small
+#: messages calls into h2 once per this many bytes, not at each message.
+CREDIT = 16 * 1024
 #: The largest header list (headers or trailers) accepted.
 MAX_HEADER_LIST = 64 * 1024
 #: How long a cancelled call may spend telling the server (RST_STREAM), and a closing
@@ -123,7 +127,7 @@ class _Stream:
     """What has arrived for one call."""
 
     __slots__ = ("buffer", "credited", "ended", "headers", "id", "received", "refused", "reset",
-                 "touch", "trailers")  # fmt: skip
+                 "taken", "touch", "trailers")  # fmt: skip
 
     def __init__(self, stream_id: int) -> None:
         self.id = stream_id
@@ -131,6 +135,7 @@ class _Stream:
         self.trailers: dict[str, str] | None = None
         self.buffer = bytearray()
         self.credited = 0  # bytes at the buffer's start handed back to the window already
+        self.taken = 0  # bytes of whole messages taken, not yet handed back (below CREDIT)
         self.received = 0  # DATA frames so far
         self.ended = False
         self.reset: int | None = None
@@ -243,6 +248,17 @@ class _Connection:
                 await self.flush()  # acknowledgements, pings, window updates
 
     def _dispatch(self, event: h2.events.Event) -> None:
+        if type(event) is h2.events.DataReceived:  # (the most frequent, first)
+            stream = self._streams.get(event.stream_id)
+            if stream is None:  # a call left already: its bytes go back to the window
+                self._ack(event.flow_controlled_length, event.stream_id)
+                return
+            padding = event.flow_controlled_length - len(event.data)
+            if padding:
+                self._ack(padding, event.stream_id)
+            stream.buffer += event.data
+            stream.received += 1
+            return
         if isinstance(event, h2.events.ConnectionTerminated):
             last = event.last_stream_id or 0
             for taken in self._streams.values():
@@ -256,17 +272,9 @@ class _Connection:
             return
         stream_id = getattr(event, "stream_id", None)
         stream = self._streams.get(stream_id) if stream_id else None
-        if isinstance(event, h2.events.DataReceived):
-            padding = event.flow_controlled_length - len(event.data)
-            if stream is None:  # a call left already: its bytes go back to the window
-                self._ack(event.flow_controlled_length, event.stream_id)
-                return
-            self._ack(padding, event.stream_id)
-            stream.buffer += event.data
-            stream.received += 1
-        elif stream is None:
+        if stream is None:
             return
-        elif isinstance(event, h2.events.ResponseReceived):
+        if isinstance(event, h2.events.ResponseReceived):
             stream.headers = _text(event.headers)
         elif isinstance(event, h2.events.TrailersReceived):
             stream.trailers = _text(event.headers)
@@ -359,8 +367,8 @@ class _Connection:
         """Wait for the answer's headers (or its end)."""
         await self.wait(lambda: stream.headers is not None or stream.closed)
 
-    async def message(self, stream: _Stream, limit: int, what: str) -> bytes | None:
-        """The stream's next message as framed (its flag first), or None at its end.
+    async def message(self, stream: _Stream, limit: int, what: str) -> tuple[int, bytes] | None:
+        """The stream's next message, its flag and its bytes, or None at its end.
         ``limit`` bounds it, read from its length prefix before the message is read whole."""
         waited = False
         while True:
@@ -373,11 +381,14 @@ class _Connection:
                     raise _Bad(f"a message with the flags {flag:#x} (a bad length prefix)")
                 size = 5 + length
                 if len(buffer) >= size:
-                    message = bytes(buffer[:size])
+                    message = flag, bytes(buffer[5:size])
                     del buffer[:size]
-                    self._ack(size - stream.credited, stream.id)
+                    stream.taken += size - stream.credited
                     stream.credited = 0
-                    await self.flush()
+                    if stream.taken >= CREDIT:
+                        self._ack(stream.taken, stream.id)
+                        stream.taken = 0
+                        await self.flush()
                     return message
                 # A message within its limit is read whole: its bytes go back to the window
                 # as they come (one larger than the window would wait forever).
@@ -419,14 +430,16 @@ class _Connection:
             return
         self.active -= 1
         self._free()
-        if stream.closed or self.lost is not None:
+        if self.lost is not None:
             return
-        with anyio.move_on_after(RESET_GRACE, shield=True):
-            try:
+        self._ack(stream.taken, stream.id)  # what the windows still lack of its messages
+        if not stream.closed:
+            with contextlib.suppress(*_H2_ERRORS):  # (closed already: nothing to reset)
                 self._h2.reset_stream(stream.id, ErrorCodes.CANCEL)
-            except _H2_ERRORS:
-                return  # closed already
-            await self.flush()
+        self._out += self._h2.data_to_send()
+        if self._out:
+            with anyio.move_on_after(RESET_GRACE, shield=True):
+                await self.flush()
 
     async def aclose(self) -> None:
         """Say GOAWAY (unless lost) and close the socket; idempotent, also when cancelled."""
@@ -847,7 +860,7 @@ class GrpcCall:
         except _Bad as exc:
             raise self.error(str(exc)) from None
         if message is not None:
-            return self._decoded(message)
+            return self._decoded(*message)
         self._done = True
         trailers = stream.trailers
         if trailers is None or "grpc-status" not in trailers:
@@ -859,10 +872,10 @@ class GrpcCall:
         status = self._status(trailers)
         return None if status == OK else StreamStatus(status, dict(self.metadata))
 
-    def _decoded(self, framed: bytes) -> bytes:
+    def _decoded(self, flag: int, data: bytes) -> bytes:
         """A message without its prefix, decompressed (bounded) when it says it is."""
-        if not framed[0]:
-            return framed[5:]
+        if not flag:
+            return data
         coding = self._encoding
         if coding.lower() not in ("gzip", "deflate"):
             raise self.error(
@@ -872,7 +885,7 @@ class GrpcCall:
         out = bytearray()
         try:
             decoder = BodyDecoder(coding)
-            for piece in decoder.feed(framed[5:]):
+            for piece in decoder.feed(data):
                 out += piece
                 if len(out) > self._limit:
                     raise A2AProtocolError(

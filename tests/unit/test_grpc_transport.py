@@ -228,6 +228,31 @@ async def test_messages_already_read_are_taken_without_a_pass_of_the_loop() -> N
     assert passes < 20  # the trailers' reads, not one pass per message (the server's flush)
 
 
+async def test_answers_beyond_the_windows_keep_coming() -> None:
+    # Each call's bytes go back to the connection's window (16 MiB) when it ends, though
+    # small messages are handed back in batches; a stream's window (1 MiB) the same.
+    piece = bytes(range(256)) * 50  # 12,800 bytes: below a batch
+
+    async def big(call: Call) -> None:
+        await call.head()
+        for _ in range(1 if call.path == SEND else 400):
+            await call.send(piece)
+        await call.end()
+
+    server = GrpcServer(big)
+    async with server.serve() as url, transport() as grpc:
+        req = request(url)
+        with anyio.fail_after(20):
+            for _ in range(1400):  # 17.9 MB
+                assert (await grpc.unary(req, own(url), req.context)).content == piece
+            conn = grpc.stream(request(url, STREAM), own(url), idle_timeout=5, open_timeout=5)
+            await conn.open()
+            got = [await conn.next_event() for _ in range(401)]  # 5.1 MB
+            await conn.aclose()
+    assert got == [piece] * 400 + [None]
+    assert server.connections == 1
+
+
 async def test_a_stream_ended_with_an_error_status_gives_it_last() -> None:
     async def fail(call: Call) -> None:
         await call.head()

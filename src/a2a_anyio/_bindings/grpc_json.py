@@ -30,17 +30,6 @@ _WRITERS: dict[Descriptor, Writer] = {}
 _BY_STRING = frozenset(
     {"google.protobuf.Timestamp", "google.protobuf.Duration", "google.protobuf.FieldMask"}
 )
-_AS_IS = frozenset(
-    {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BOOL, FieldDescriptor.TYPE_INT32,
-     FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SFIXED32, FieldDescriptor.TYPE_UINT32,
-     FieldDescriptor.TYPE_FIXED32}
-)  # fmt: skip
-_INT64 = frozenset(
-    {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64,
-     FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64}
-)  # fmt: skip
-_KNOWN = _AS_IS | _INT64 | {FieldDescriptor.TYPE_BYTES, FieldDescriptor.TYPE_ENUM,
-                            FieldDescriptor.TYPE_MESSAGE}  # fmt: skip
 
 
 def to_json(message: Message) -> Any:
@@ -67,24 +56,25 @@ def whole(value: Any) -> Any:
 
 
 def _writer(descriptor: Descriptor) -> Writer:
-    name = descriptor.full_name
-    write: Writer
-    if name == "google.protobuf.Struct":
-        write = _struct
-    elif name == "google.protobuf.Value":
-        write = _value
-    elif name == "google.protobuf.ListValue":
-        write = _list
-    elif name in _BY_STRING:
-        write = _by_string
-    elif (name.startswith("google.protobuf.") and name != "google.protobuf.Empty") or any(
-        f.type not in _KNOWN for f in descriptor.fields
-    ):
-        write = _generic
-    else:
-        write = _regular(descriptor)
+    found = _by_hand(descriptor)
+    write = _regular(descriptor) if found is None else found[0]
     _WRITERS[descriptor] = write
     return write
+
+
+def _by_hand(descriptor: Descriptor) -> tuple[Writer, Reader] | None:
+    """How a message of ``descriptor`` is written and read when not field by field: a
+    well-known type's own way, ``json_format``'s for a type with a field of a kind not in
+    ``_SCALARS``; None for a message read and written field by field."""
+    name = descriptor.full_name
+    found = _WELL_KNOWN.get(name)
+    if found is not None:
+        return found
+    if (name.startswith("google.protobuf.") and name != "google.protobuf.Empty") or any(
+        f.type not in _SCALARS and f.type not in _COMPOUND for f in descriptor.fields
+    ):
+        return _generic, json_format.ParseDict
+    return None
 
 
 def _regular(descriptor: Descriptor) -> Writer:
@@ -118,8 +108,6 @@ def _field(field: FieldDescriptor) -> Writer:
 
 def _one(field: FieldDescriptor) -> Writer:
     kind = field.type
-    if kind in _AS_IS:
-        return _same
     if kind == FieldDescriptor.TYPE_MESSAGE:
         return to_json
     if kind == FieldDescriptor.TYPE_ENUM:
@@ -127,9 +115,7 @@ def _one(field: FieldDescriptor) -> Writer:
             return _null
         names = {v.number: v.name for v in field.enum_type.values}
         return lambda n: names.get(n, n)
-    if kind == FieldDescriptor.TYPE_BYTES:
-        return _base64
-    return str  # the 64-bit integers
+    return _SCALARS[kind][0]
 
 
 def _same(value: Any) -> Any:
@@ -203,22 +189,8 @@ def _read(message: Any, value: Any) -> None:
 
 
 def _reader(descriptor: Descriptor) -> Reader:
-    name = descriptor.full_name
-    read: Reader
-    if name == "google.protobuf.Struct":
-        read = _read_struct
-    elif name == "google.protobuf.Value":
-        read = _read_value
-    elif name == "google.protobuf.ListValue":
-        read = _read_list
-    elif name in _BY_STRING:
-        read = _read_by_string
-    elif (name.startswith("google.protobuf.") and name != "google.protobuf.Empty") or any(
-        f.type not in _KNOWN for f in descriptor.fields
-    ):
-        read = json_format.ParseDict
-    else:
-        read = _read_regular(descriptor)
+    found = _by_hand(descriptor)
+    read = _read_regular(descriptor) if found is None else found[1]
     _READERS[descriptor] = read
     return read
 
@@ -331,12 +303,6 @@ def _field_reader(field: FieldDescriptor) -> Reader:
 
 def _scalar(field: FieldDescriptor) -> Writer:
     kind = field.type
-    if kind == FieldDescriptor.TYPE_STRING:
-        return _string
-    if kind == FieldDescriptor.TYPE_BOOL:
-        return _bool
-    if kind == FieldDescriptor.TYPE_BYTES:
-        return _bytes
     if kind == FieldDescriptor.TYPE_ENUM:
         enum = field.enum_type
         by_name: dict[str, int] = {v.name: v.number for v in enum.values}
@@ -355,7 +321,7 @@ def _scalar(field: FieldDescriptor) -> Writer:
             return found
 
         return number
-    return _integer  # the integer types (the float ones are json_format's)
+    return _SCALARS[kind][1]
 
 
 def _map_key(field: FieldDescriptor) -> Writer:
@@ -437,3 +403,31 @@ def _read_by_string(message: Any, value: Any) -> None:
     if not isinstance(value, str):
         raise TypeError(f"a {message.DESCRIPTOR.name} is a JSON string")
     message.FromJsonString(value)
+
+
+_T = FieldDescriptor
+#: Each scalar kind of field the messages have: how a value is written, how one is read
+#: (the float kinds are json_format's: a message with one is written and read by it).
+_SCALARS: dict[int, tuple[Writer, Writer]] = {
+    _T.TYPE_STRING: (_same, _string),
+    _T.TYPE_BOOL: (_same, _bool),
+    _T.TYPE_BYTES: (_base64, _bytes),
+    **dict.fromkeys(
+        (_T.TYPE_INT32, _T.TYPE_SINT32, _T.TYPE_SFIXED32, _T.TYPE_UINT32, _T.TYPE_FIXED32),
+        (_same, _integer),
+    ),
+    **dict.fromkeys(  # ProtoJSON says the 64-bit integers as strings
+        (_T.TYPE_INT64, _T.TYPE_SINT64, _T.TYPE_SFIXED64, _T.TYPE_UINT64, _T.TYPE_FIXED64),
+        (str, _integer),
+    ),
+}
+#: The kinds of field whose way depends on the field's own type.
+_COMPOUND = frozenset({_T.TYPE_ENUM, _T.TYPE_MESSAGE})
+#: The well-known types written and read by hand (the rest of ``google.protobuf`` are
+#: json_format's).
+_WELL_KNOWN: dict[str, tuple[Writer, Reader]] = {
+    "google.protobuf.Struct": (_struct, _read_struct),
+    "google.protobuf.Value": (_value, _read_value),
+    "google.protobuf.ListValue": (_list, _read_list),
+    **dict.fromkeys(_BY_STRING, (_by_string, _read_by_string)),
+}
