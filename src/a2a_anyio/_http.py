@@ -84,7 +84,9 @@ class OwnClient(httpx.AsyncClient):
 #: ends: a pool of C connections costs O(C^2) a request. Small pools keep that cost flat, for
 #: thousands of agents on as many origins, on ten, or behind one.
 SHARD_CONNECTIONS = 10
-#: Idle transports kept alive, with their connections (the least recently used go first).
+#: Idle transports kept alive, with their connections (the least recently used go first):
+#: this many, or as many as are in use when that is more (a fan-out's agents between their
+#: card and their send, the warm connections of the agents it will call again).
 MAX_IDLE_SHARDS = 100
 
 
@@ -126,7 +128,8 @@ class OriginTransports(httpx.AsyncBaseTransport):
     request waits behind another for a connection, unless ``limits`` caps the origin's
     connections (``max_connections``: the cap is per origin, and the requests past it wait
     for one to end). A transport whose last request ends is kept, with its idle
-    connections, among the ``MAX_IDLE_SHARDS`` used last; the others are closed.
+    connections, among the ``MAX_IDLE_SHARDS`` used last, or among as many as are in use
+    when that is more; the others are closed.
     """
 
     def __init__(
@@ -141,6 +144,7 @@ class OriginTransports(httpx.AsyncBaseTransport):
         self.network_policy = network_policy
         self._origins: dict[Origin, _Origin] = {}
         self._idle: dict[_Shard, None] = {}  # transports without a request, oldest first
+        self._busy = 0  # transports with a request
 
     def active(self) -> dict[Origin, list[int]]:
         """The requests open now on each transport, by origin (idle transports too)."""
@@ -206,6 +210,8 @@ class OriginTransports(httpx.AsyncBaseTransport):
             origin.caps += cap
             origin.room[shard] = None
         self._idle.pop(shard, None)
+        if not shard.active:
+            self._busy += 1
         shard.active += 1
         if shard.active >= shard.cap:
             del origin.room[shard]
@@ -222,8 +228,12 @@ class OriginTransports(httpx.AsyncBaseTransport):
         origin.room[shard] = None
         if shard.active:
             return
+        self._busy -= 1
         self._idle[shard] = None
-        if len(self._idle) > MAX_IDLE_SHARDS:
+        # A release adds one idle transport and takes one from those in use: two go at most.
+        for _ in range(2):
+            if len(self._idle) <= max(MAX_IDLE_SHARDS, self._busy):
+                break
             oldest = next(iter(self._idle))
             del self._idle[oldest]
             self._forget(oldest)
@@ -240,6 +250,7 @@ class OriginTransports(httpx.AsyncBaseTransport):
         shards = [s for origin in self._origins.values() for s in origin.shards]
         self._origins.clear()
         self._idle.clear()
+        self._busy = 0
         for shard in shards:
             await shard.transport.aclose()
 

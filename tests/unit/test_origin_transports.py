@@ -139,6 +139,26 @@ async def test_idle_transports_are_kept_for_those_used_last(
         assert first.open == 1
 
 
+async def test_as_many_idle_transports_are_kept_as_are_in_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A fan-out's agents go idle between their card and their send while the others run:
+    # their connections are kept for the send, not closed and opened again.
+    monkeypatch.setattr(http, "MAX_IDLE_SHARDS", 1)
+    async with agents(5) as served, AgentPool() as pool:
+        held = served[:3]
+        streams = [await opened(pool.client(url).stream_message("s")) for _, url in held]
+        for _, url in served[3:]:
+            await pool.client(url).send_message("hi")
+        assert [server.open for server, _ in served[3:]] == [1, 1]  # both kept: 3 in use
+        for stream in streams:
+            await stream.aclose()
+        # None in use: back to MAX_IDLE_SHARDS idle transports, the one released last.
+        assert active(pool) == {origin(served[2][1]): [0]}
+        for server, _ in served[:2] + served[3:]:
+            await server.until_no_connection()
+
+
 @on_mock_clock()
 async def test_a_connection_cap_holds_over_the_transports_of_an_origin(
     monkeypatch: pytest.MonkeyPatch,
