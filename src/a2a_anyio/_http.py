@@ -85,8 +85,9 @@ class OwnClient(httpx.AsyncClient):
 #: thousands of agents on as many origins, on ten, or behind one.
 SHARD_CONNECTIONS = 10
 #: Idle transports kept alive, with their connections (the least recently used go first):
-#: this many, or as many as are in use when that is more (a fan-out's agents between their
-#: card and their send, the warm connections of the agents it will call again).
+#: this many, or as many as were ever in use at once when that is more (a fan-out's agents
+#: between their card and their send, the agents a fan-out will call again); a transport
+#: idle past the keep-alive expiry goes, its connections expired.
 MAX_IDLE_SHARDS = 100
 
 
@@ -94,13 +95,14 @@ class _Shard:
     """One of httpx's transports, the requests on it now (responses not yet closed), and the
     most it takes at once (hence the connections it opens)."""
 
-    __slots__ = ("active", "cap", "origin", "transport")
+    __slots__ = ("active", "cap", "idle_since", "origin", "transport")
 
     def __init__(self, origin: _Origin, transport: httpx.AsyncBaseTransport, cap: int) -> None:
         self.origin = origin
         self.transport = transport
         self.cap = cap
         self.active = 0
+        self.idle_since = 0.0
 
 
 class _Origin:
@@ -128,8 +130,8 @@ class OriginTransports(httpx.AsyncBaseTransport):
     request waits behind another for a connection, unless ``limits`` caps the origin's
     connections (``max_connections``: the cap is per origin, and the requests past it wait
     for one to end). A transport whose last request ends is kept, with its idle
-    connections, among the ``MAX_IDLE_SHARDS`` used last, or among as many as are in use
-    when that is more; the others are closed.
+    connections, among the ``MAX_IDLE_SHARDS`` used last, or among as many as were ever in
+    use at once when that is more, until its connections expire; the others are closed.
     """
 
     def __init__(
@@ -145,6 +147,7 @@ class OriginTransports(httpx.AsyncBaseTransport):
         self._origins: dict[Origin, _Origin] = {}
         self._idle: dict[_Shard, None] = {}  # transports without a request, oldest first
         self._busy = 0  # transports with a request
+        self._peak = 0  # the most transports with a request at once
 
     def active(self) -> dict[Origin, list[int]]:
         """The requests open now on each transport, by origin (idle transports too)."""
@@ -212,6 +215,7 @@ class OriginTransports(httpx.AsyncBaseTransport):
         self._idle.pop(shard, None)
         if not shard.active:
             self._busy += 1
+            self._peak = max(self._peak, self._busy)
         shard.active += 1
         if shard.active >= shard.cap:
             del origin.room[shard]
@@ -229,12 +233,14 @@ class OriginTransports(httpx.AsyncBaseTransport):
         if shard.active:
             return
         self._busy -= 1
+        now = shard.idle_since = anyio.current_time()
         self._idle[shard] = None
-        # A release adds one idle transport and takes one from those in use: two go at most.
-        for _ in range(2):
-            if len(self._idle) <= max(MAX_IDLE_SHARDS, self._busy):
-                break
+        kept, expiry = max(MAX_IDLE_SHARDS, self._peak), self.limits.keepalive_expiry
+        for _ in range(2):  # (a release adds one idle transport)
             oldest = next(iter(self._idle))
+            expired = expiry is not None and now - oldest.idle_since > expiry
+            if len(self._idle) <= kept and not expired:
+                break
             del self._idle[oldest]
             self._forget(oldest)
             await _close(oldest)
@@ -250,7 +256,7 @@ class OriginTransports(httpx.AsyncBaseTransport):
         shards = [s for origin in self._origins.values() for s in origin.shards]
         self._origins.clear()
         self._idle.clear()
-        self._busy = 0
+        self._busy = self._peak = 0
         for shard in shards:
             await shard.transport.aclose()
 
