@@ -127,7 +127,9 @@ async def _floor_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
             # event read with json.loads.
             body = c.floor_request_body(i, "SendStreamingMessage")
             headers = dict(c.SSE_HEADERS)
-            async with aconnect_sse(http, "POST", endpoints[url], content=body, headers=headers) as es:
+            async with aconnect_sse(
+                http, "POST", endpoints[url], content=body, headers=headers
+            ) as es:
                 async for sse in es.aiter_sse():
                     out[i] = "task" in json.loads(sse.data)["result"]
         except Exception as exc:
