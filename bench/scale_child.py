@@ -17,8 +17,9 @@ answers) and the errors that are not the deadline's; with ``--slow-requests`` (o
 holding every ``--slow-every``-th request, not every such agent) the answers are counted
 against the requests it answers. The floor (``--impl floor``) does the same with raw httpx,
 one ``httpx.AsyncClient`` per 10 agents (per 10 URLs of the list): GET the card (once per
-URL) and POST ``SendMessage`` to its interface (cold), POST only (warm), each answer read
-with ``json.loads``, every request in one task group inside ``anyio.move_on_after(T)``.
+URL) and POST ``SendStreamingMessage`` to its interface (cold), POST only (warm), as the
+fan-out does (it streams, to learn each task at once), each event read with httpx-sse and
+``json.loads``, every request in one task group inside ``anyio.move_on_after(T)``.
 ``--impl httpx2``: the same as the floor with httpx2 (a fork of httpx whose connection pool
 no longer walks its connections for each request), one ``httpx2.AsyncClient`` for all.
 
@@ -94,6 +95,7 @@ async def _anyio_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
 
 async def _floor_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Round, Any]:
     import _common as c
+    from httpx_sse import aconnect_sse
 
     if args.impl == "httpx2":
         import httpx2 as httpx
@@ -121,9 +123,15 @@ async def _floor_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
                         resp = await http.get(f"{url}/.well-known/agent-card.json")
                         card = json.loads(resp.content)
                         endpoints[url] = card["supportedInterfaces"][0]["url"]
-            body = c.floor_request_body(i)
-            resp = await http.post(endpoints[url], content=body, headers=c.FLOOR_HEADERS)
-            out[i] = "task" in json.loads(resp.content)["result"]
+            # The request a fan-out sends (it streams, to learn each task at once), every
+            # event read with json.loads.
+            body = c.floor_request_body(i, "SendStreamingMessage")
+            headers = dict(c.SSE_HEADERS)
+            async with aconnect_sse(
+                http, "POST", endpoints[url], content=body, headers=headers
+            ) as es:
+                async for sse in es.aiter_sse():
+                    out[i] = "task" in json.loads(sse.data)["result"]
         except Exception as exc:
             out[i] = f"{type(exc).__name__}: {exc}"
 

@@ -84,7 +84,10 @@ class OwnClient(httpx.AsyncClient):
 #: ends: a pool of C connections costs O(C^2) a request. Small pools keep that cost flat, for
 #: thousands of agents on as many origins, on ten, or behind one.
 SHARD_CONNECTIONS = 10
-#: Idle transports kept alive, with their connections (the least recently used go first).
+#: Idle transports kept alive, with their connections (the least recently used go first):
+#: this many, or as many as were ever in use at once when that is more (a fan-out's agents
+#: between their card and their send, the agents a fan-out will call again); a transport
+#: idle past the keep-alive expiry goes, its connections expired.
 MAX_IDLE_SHARDS = 100
 
 
@@ -92,13 +95,14 @@ class _Shard:
     """One of httpx's transports, the requests on it now (responses not yet closed), and the
     most it takes at once (hence the connections it opens)."""
 
-    __slots__ = ("active", "cap", "origin", "transport")
+    __slots__ = ("active", "cap", "idle_since", "origin", "transport")
 
     def __init__(self, origin: _Origin, transport: httpx.AsyncBaseTransport, cap: int) -> None:
         self.origin = origin
         self.transport = transport
         self.cap = cap
         self.active = 0
+        self.idle_since = 0.0
 
 
 class _Origin:
@@ -126,7 +130,8 @@ class OriginTransports(httpx.AsyncBaseTransport):
     request waits behind another for a connection, unless ``limits`` caps the origin's
     connections (``max_connections``: the cap is per origin, and the requests past it wait
     for one to end). A transport whose last request ends is kept, with its idle
-    connections, among the ``MAX_IDLE_SHARDS`` used last; the others are closed.
+    connections, among the ``MAX_IDLE_SHARDS`` used last, or among as many as were ever in
+    use at once when that is more, until its connections expire; the others are closed.
     """
 
     def __init__(
@@ -141,6 +146,8 @@ class OriginTransports(httpx.AsyncBaseTransport):
         self.network_policy = network_policy
         self._origins: dict[Origin, _Origin] = {}
         self._idle: dict[_Shard, None] = {}  # transports without a request, oldest first
+        self._busy = 0  # transports with a request
+        self._peak = 0  # the most transports with a request at once
 
     def active(self) -> dict[Origin, list[int]]:
         """The requests open now on each transport, by origin (idle transports too)."""
@@ -206,6 +213,9 @@ class OriginTransports(httpx.AsyncBaseTransport):
             origin.caps += cap
             origin.room[shard] = None
         self._idle.pop(shard, None)
+        if not shard.active:
+            self._busy += 1
+            self._peak = max(self._peak, self._busy)
         shard.active += 1
         if shard.active >= shard.cap:
             del origin.room[shard]
@@ -222,9 +232,15 @@ class OriginTransports(httpx.AsyncBaseTransport):
         origin.room[shard] = None
         if shard.active:
             return
+        self._busy -= 1
+        now = shard.idle_since = anyio.current_time()
         self._idle[shard] = None
-        if len(self._idle) > MAX_IDLE_SHARDS:
+        kept, expiry = max(MAX_IDLE_SHARDS, self._peak), self.limits.keepalive_expiry
+        for _ in range(2):  # (a release adds one idle transport)
             oldest = next(iter(self._idle))
+            expired = expiry is not None and now - oldest.idle_since > expiry
+            if len(self._idle) <= kept and not expired:
+                break
             del self._idle[oldest]
             self._forget(oldest)
             await _close(oldest)
@@ -240,6 +256,7 @@ class OriginTransports(httpx.AsyncBaseTransport):
         shards = [s for origin in self._origins.values() for s in origin.shards]
         self._origins.clear()
         self._idle.clear()
+        self._busy = self._peak = 0
         for shard in shards:
             await shard.transport.aclose()
 

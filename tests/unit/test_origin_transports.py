@@ -18,7 +18,7 @@ from a2a_anyio import A2ATimeoutError, AgentPool, MessageStream, Task
 from a2a_anyio import _http as http
 
 from ..security._raw_server import Answer, RawServer, Request, jsonrpc, sse
-from ._support import on_mock_clock, v1_card
+from ._support import jump, on_mock_clock, v1_card
 
 pytestmark = pytest.mark.anyio
 
@@ -137,6 +137,26 @@ async def test_idle_transports_are_kept_for_those_used_last(
         assert [server.open for server, _ in later] == [1, 1]
         await pool.client(first_url).send_message("again")  # a new connection
         assert first.open == 1
+
+
+@on_mock_clock()
+async def test_as_many_idle_transports_are_kept_as_were_in_use_until_they_expire(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A fan-out's agents go idle between their card and their send while the others run:
+    # their connections are kept for the send (and the next fan-out), not opened again.
+    monkeypatch.setattr(http, "MAX_IDLE_SHARDS", 1)
+    async with agents(5) as served, AgentPool() as pool:
+        streams = [await opened(pool.client(url).stream_message("s")) for _, url in served[:3]]
+        for _, url in served[3:]:
+            await pool.client(url).send_message("hi")
+        assert [server.open for server, _ in served] == [1] * 5  # 4 in use at most
+        for stream in streams:
+            await stream.aclose()
+        assert len(active(pool)) == 4  # as many idle as were in use at once
+        jump(6)  # past httpx's keep-alive expiry (5 s): their connections are of no use
+        await pool.client(served[0][1]).send_message("again")
+        assert len(active(pool)) == 2  # a release closes two expired transports at most
 
 
 @on_mock_clock()
