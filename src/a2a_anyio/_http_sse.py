@@ -1,7 +1,7 @@
 """The I/O boundary's event streams: httpx-sse frames them, over bytes counted on arrival.
 
-httpx-sse turns a response into events. Around it: the body is decoded in bounded steps
-(``_http.decoded_body``), each chunk is reported as it arrives (bytes of a keep-alive comment
+httpx-sse turns a response into events. Under it: the body is decoded in bounded steps
+(``_http.decoded_body``) when it has a content coding, each chunk is reported as it arrives (bytes of a keep-alive comment
 push back an idle limit kept by a scope of ours), and an event that grows past ``max_event_bytes`` of decoded
 bytes is refused before more than the limit plus one chunk (a network read, or a decoded step
 of at most 64 KiB) is buffered.
@@ -9,7 +9,7 @@ of at most 64 KiB) is buffered.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import nullcontext
 from types import TracebackType
 
@@ -19,6 +19,7 @@ from httpx_sse import EventSource, ServerSentEvent
 
 from a2a_anyio._auth import Credentials
 from a2a_anyio._bindings.base import HttpStatus
+from a2a_anyio._decoding import UndecodableBody, codings
 from a2a_anyio._errors import A2AClientError, A2AProtocolError, ErrorContext
 from a2a_anyio._http import (
     HTTPX_ERRORS,
@@ -49,19 +50,20 @@ def oversize(url: str, limit: int, context: ErrorContext) -> A2AProtocolError:
 
 
 class _CountedBody(httpx.AsyncByteStream):
-    """A response's decoded bytes, counted between event ends, for httpx-sse to frame."""
+    """A response's decoded bytes, counted between event ends, for httpx-sse to frame;
+    ``close`` releases what they come from."""
 
     def __init__(
         self,
-        response: httpx.Response,
-        body: AsyncIterator[bytes],
+        body: AsyncIterable[bytes],
+        close: Callable[[], Awaitable[None]],
         limit: int,
         url: str,
         on_chunk: Callable[[], None] | None,
         context: ErrorContext,
     ) -> None:
-        self._response = response
         self._body = body
+        self._close = close
         self._limit = limit
         self._url = url
         self._on_chunk = on_chunk
@@ -72,7 +74,7 @@ class _CountedBody(httpx.AsyncByteStream):
         last = b""  # the previous chunk's last byte: an event end may span two chunks
         head: bytes | None = b""  # the body's first bytes, held while they may be a BOM
         limit, on_chunk = self._limit, self._on_chunk
-        chunks = self._body
+        chunks = self._body.__aiter__()
         async for chunk in chunks:
             if on_chunk is not None:  # an empty piece too: bytes arrived that decode to nothing
                 on_chunk()
@@ -92,7 +94,7 @@ class _CountedBody(httpx.AsyncByteStream):
             else:
                 pending += len(chunk)
             if pending > limit:
-                await self._response.aclose()
+                await self._close()
                 await finish(chunks)  # every generator under this one ends now, not in the GC
                 raise oversize(self._url, limit, self._context)
             last = chunk[-1:]
@@ -101,7 +103,25 @@ class _CountedBody(httpx.AsyncByteStream):
             yield head  # a body of part of a BOM only: not a BOM
 
     async def aclose(self) -> None:
-        await self._response.aclose()
+        await self._close()
+
+
+def _plain_body(response: httpx.Response) -> httpx.AsyncByteStream | None:
+    """The body's own stream when its bytes need no decoding (no content coding) and are
+    not read yet; None otherwise."""
+    stream = response.stream
+    if response.is_stream_consumed or not isinstance(stream, httpx.AsyncByteStream):
+        return None
+    try:
+        if codings(response.headers.get("content-encoding", "")):
+            return None
+    except UndecodableBody:
+        return None  # decoded_body says why
+    try:
+        response.content  # noqa: B018 - read whole already (a mock's): httpx-sse reads that
+    except httpx.ResponseNotRead:
+        return stream
+    return None
 
 
 class SSEConnection:
@@ -219,27 +239,35 @@ class SSEConnection:
                 HttpStatus(response.status_code), response.headers, body, self.url
             )
             return self
-        try:
-            decoded = decoded_body(response, self.url, self._context)
-        except A2AProtocolError:
-            await self.aclose()
-            raise
-        counted = _CountedBody(
-            response,
-            decoded,
-            transport.max_event_bytes,
-            self.url,
-            self._touch if self._scoped else None,  # else no scope of ours to push back
-            self._context,
-        )
-        # httpx-sse's public API frames events from an httpx.Response only (EventSource; its
-        # decoder is private): the counted, decoded bytes are handed to it as one.
-        framed = httpx.Response(
-            response.status_code,
-            headers={"content-type": ctype},  # the bytes are decoded already
-            stream=counted,
-            request=response.request,
-        )
+        on_chunk = self._touch if self._scoped else None  # else no scope of ours to push back
+        limit = transport.max_event_bytes
+        plain = _plain_body(response)
+        if plain is not None:
+            # The usual case: the body's bytes are counted as httpx reads them, and
+            # httpx-sse frames the response itself.
+            response.stream = _CountedBody(
+                plain, plain.aclose, limit, self.url, on_chunk, self._context
+            )
+            if response.charset_encoding is None:
+                response.encoding = "utf-8"  # an event stream's, whatever the client's default
+            framed = response
+        else:
+            try:
+                decoded = decoded_body(response, self.url, self._context)
+            except A2AProtocolError:
+                await self.aclose()
+                raise
+            counted = _CountedBody(
+                decoded, response.aclose, limit, self.url, on_chunk, self._context
+            )
+            # httpx-sse's public API frames events from an httpx.Response only (EventSource;
+            # its decoder is private): the counted, decoded bytes are handed to it as one.
+            framed = httpx.Response(
+                response.status_code,
+                headers={"content-type": ctype},  # the bytes are decoded already
+                stream=counted,
+                request=response.request,
+            )
         self._events = EventSource(framed).aiter_sse()
         return self
 

@@ -141,12 +141,25 @@ _INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 @dataclass(slots=True, repr=False, eq=False)
 class TextPart(PlainDicts):
-    """A piece of text (a v0.3 text part has no media type)."""
+    """A piece of text (a v0.3 text part has no media type).
+
+    A part decoded from v1.0 JSON that holds its text alone (``{"text": ...}``, what the
+    chunks of a streamed artifact are) keeps no copy of that JSON: its ``raw`` is made again,
+    equal to it, the first time it is read.
+    """
 
     text: str
     media_type: str | None = None
     metadata: JSONDict | None = None
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only an attribute not set comes here: ``raw`` of a part decoded so.
+        if name != "raw":
+            raise AttributeError(f"{type(self).__qualname__!r} object has no attribute {name!r}")
+        raw: JSONDict = self.to_dict("1.0")
+        self.raw = raw
+        return raw
 
 
 @dataclass(slots=True, repr=False, eq=False)

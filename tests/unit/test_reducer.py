@@ -202,3 +202,33 @@ def test_size_never_counts_less_than_what_a_snapshot_held() -> None:
     assert reducer.size == 230
     reducer.apply(_chunk("z" * 100), 110)  # and replaced once more: not again
     assert reducer.size == 230
+
+
+def test_chunks_decoded_from_the_wire_keep_their_text_not_a_copy_of_their_json() -> None:
+    # A task keeps every chunk of a streamed artifact: 1,000 chunks of 20 characters.
+    import json
+    import tracemalloc
+
+    from a2a_anyio._dialects import v1
+
+    def wire(i: int) -> str:
+        artifact = {"artifactId": "a", "parts": [{"text": f"chunk {i:014d}"}]}
+        return json.dumps(
+            {"artifactUpdate": {"taskId": "t", "artifact": artifact, "append": i > 0}}
+        )
+
+    events = [wire(i) for i in range(1000)]
+    reducer = TaskReducer(_task())
+    tracemalloc.start()
+    try:
+        for data in events:
+            reducer.apply(v1.decode_stream_response(json.loads(data)))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    task = reducer.task
+    assert task is not None and len(task.artifacts[0].parts) == 1000
+    part = task.artifacts[0].parts[7]
+    assert part.raw == {"text": "chunk 00000000000007"} and part.raw is part.raw
+    # Each chunk's text and part (about 140 bytes), not its JSON too (about 330 with it).
+    assert held < 220 * 1000

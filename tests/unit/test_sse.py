@@ -139,6 +139,20 @@ async def test_invalid_utf8_is_replaced() -> None:
     assert await decode(b"data: \xff\xfe\n\n") == ["\ufffd\ufffd"]
 
 
+async def test_events_are_utf8_whatever_the_clients_default_encoding() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = ScriptedBody(["data: é\n\n".encode()])
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    mock = httpx.AsyncClient(transport=httpx.MockTransport(answer), default_encoding="latin-1")
+    http = HttpTransport(mock, owns_client=True)
+    try:
+        async with open_sse(http, "GET", URL, content=None, headers={}) as conn:
+            assert await conn.next_event() == "é"
+    finally:
+        await http.aclose()
+
+
 @pytest.mark.parametrize(
     "chunks",
     [

@@ -51,7 +51,9 @@ def decode_part(value: Any) -> Part:
     d = value if type(value) is dict else v.obj(value, "part")
     if len(d) == 1:  # the usual parts: text alone, or data alone
         if type(text := d.get("text")) is str:
-            return TextPart(text, None, None, d)
+            part = TextPart(text)
+            del part.raw  # made again when read (TextPart): a task keeps thousands of these
+            return part
         if "data" in d:
             return DataPart(d["data"], None, None, d)
     media_type = v.text(d, "mediaType", "media_type")
