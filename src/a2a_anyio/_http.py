@@ -588,8 +588,8 @@ class HttpTransport:
                     url, headers, credentials, where, hop
                 )
             request = self._build(method, target, content, sent_headers, timeout)
-            origin = _origin(request.url)
-            self._add_cookies(request, origin, sent_headers)
+            if self.cookies:
+                self._add_cookies(request, _origin(request.url), sent_headers)
             self.observer.tracing.inject(request.headers)
             try:
                 response = await self._send(request, url, where, debug)
@@ -602,7 +602,7 @@ class HttpTransport:
                     self.cookies = CookieJar()
                 now = anyio.current_time()
                 lines = response.headers.get_list("set-cookie")
-                self.cookies.store(origin, request.url.path, lines, now)
+                self.cookies.store(_origin(request.url), request.url.path, lines, now)
             status = response.status_code
             if status < 300:
                 return response, url
@@ -729,8 +729,7 @@ class HttpTransport:
     ) -> None:
         """Add the cookies ``origin`` set itself to the request, after the user's when they
         were attached (the user's win over an agent's of the same name)."""
-        if not self.cookies:
-            return
+        assert self.cookies is not None
         own = next((v for k, v in sent_headers.items() if k.lower() == "cookie"), "")
         skip = frozenset(p.split("=", 1)[0].strip() for p in own.split(";"))
         theirs = self.cookies.header(origin, request.url.path, anyio.current_time(), skip)
