@@ -48,6 +48,8 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024
+#: Parsed URLs a transport keeps (``HttpTransport._url``).
+MAX_PARSED_URLS = 64
 _USER_AGENT = "a2a-anyio"
 
 
@@ -514,6 +516,9 @@ class HttpTransport:
         #: What agents set with Set-Cookie, per exact origin (an injected client's jar is
         #: neither read nor sent); made at the first Set-Cookie, which few agents send.
         self.cookies: CookieJar | None = None
+        #: The URLs requested last, parsed (``httpx.URL`` is immutable): parsing one costs
+        #: more than the rest of a request's build, and a client calls few URLs over and over.
+        self._urls: dict[str, httpx.URL] = {}
 
     async def request(
         self,
@@ -712,7 +717,7 @@ class HttpTransport:
         sent = httpx.Headers(client.headers)
         sent["Accept-Encoding"] = ACCEPT_ENCODING  # only what decoded_body decodes
         sent.update(headers)
-        target = httpx.URL(url)
+        target = self._url(url)
         if client.params:
             target = target.copy_merge_params(client.params)
         extensions: dict[str, Any] = {
@@ -723,6 +728,16 @@ class HttpTransport:
         if self.network is not None:
             extensions["a2a_anyio.network"] = self.network  # (_network.EXTENSION)
         return httpx.Request(method, target, content=content, headers=sent, extensions=extensions)
+
+    def _url(self, url: str) -> httpx.URL:
+        """``url`` parsed, from the last ``MAX_PARSED_URLS`` parsed if it is among them."""
+        parsed = self._urls.get(url)
+        if parsed is None:
+            parsed = httpx.URL(url)
+            if len(self._urls) >= MAX_PARSED_URLS:
+                del self._urls[next(iter(self._urls))]  # the oldest
+            self._urls[url] = parsed
+        return parsed
 
     def _add_cookies(
         self, request: httpx.Request, origin: Origin, sent_headers: Mapping[str, str]
