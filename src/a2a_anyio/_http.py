@@ -74,11 +74,21 @@ class OwnClient(httpx.AsyncClient):
     is its only limit."""
 
     def __init__(self, *, origins: OriginTransports, **options: Any) -> None:
+        self._no_cookies = _NoCookieStore(_NoCookies())
         super().__init__(transport=origins, **options)
         #: The transports it sends through, by origin.
         self.origins = origins
         #: The network policy its transports enforce (``_network``), or None.
         self.network_policy = origins.network_policy
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        """Its cookies: none, ever (agents' cookies are ``HttpTransport.cookies``)."""
+        return self._no_cookies
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        return None  # it keeps none
 
 
 #: Connections of one of httpx's transports. Its connection pool goes over all its
@@ -283,6 +293,15 @@ class _NoCookies(http.cookiejar.CookieJar):
         return None
 
 
+class _NoCookieStore(httpx.Cookies):
+    """httpx's cookies of a client the library makes, over a jar that keeps nothing: a
+    response is not read for them (httpx would wrap it and its request, for the jar, each
+    time: more than a tenth of what a call costs the client)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
 def unlimited(connect: float | None, read: float | None = None) -> httpx.Timeout:
     """httpx's timeouts for a request whose deadline is a cancel scope of ours: ``connect``
     bounds a connect, ``read`` (a stream's idle limit) each read; no write or pool timeout,
@@ -315,7 +334,6 @@ def make_client(
         verify=context,  # for the proxies of the environment, if any
         timeout=unlimited(connect_timeout),
         headers={"User-Agent": _USER_AGENT},
-        cookies=_NoCookies(),
         follow_redirects=False,
     )
 
