@@ -11,8 +11,8 @@ import logging
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from contextlib import AbstractContextManager as ContextManager
-from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -113,6 +113,9 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
+
+#: The guard of a call without ``cancel_on_exit``: none.
+_UNGUARDED: AbstractAsyncContextManager[None] = nullcontext()
 
 
 class A2AClient:
@@ -753,9 +756,10 @@ class A2AClient:
         creds = self._credentials_for(headers)
         cancels = self._cancels.cancels(cancel_on_exit)
         streams = on_event is not None or cancels
+        operation = Op.SEND.value
         with (
-            self._traced(Op.SEND.value) as span,
-            self._deadline(Op.SEND.value, timeout) as call,
+            self._traced(operation) as span,
+            self._deadline(operation, timeout) as call,
         ):
             # Whether it streams is the card's to say: the card is read within the deadline.
             # A gRPC v0.3 codec sends by stream (see WireCodec.sends_by_stream).
@@ -781,7 +785,7 @@ class A2AClient:
                 send = Send(msg, config)
                 result: Task | Message
                 result, _ = await self._intercepted(
-                    Op.SEND.value, send, creds, call.until, sent, streamed=streamed
+                    operation, send, creds, call.until, sent, streamed=streamed
                 )
             return span.returned(result, call.context)
 
@@ -1165,17 +1169,25 @@ class A2AClient:
             agent=self.url or self.endpoint, task_id=task_id, cancel_on_exit=cancel_on_exit,
         )  # fmt: skip
 
-    @asynccontextmanager
-    async def _cancels_abandoned(
+    def _cancels_abandoned(
         self,
         call: CallInProgress,
         cancel_on_exit: bool,
         credentials: Credentials,
         task_id: str | None = None,
+    ) -> AbstractAsyncContextManager[None]:
+        """The guard of ``call`` when it has ``cancel_on_exit``, told the task the call
+        saw last (``call.task``, else ``task_id``) as it ends; without it, none: the
+        guard would cancel nothing, and no one else sees it."""
+        if not cancel_on_exit:
+            return _UNGUARDED
+        return self._guarded(call, credentials, task_id)
+
+    @asynccontextmanager
+    async def _guarded(
+        self, call: CallInProgress, credentials: Credentials, task_id: str | None
     ) -> AsyncIterator[None]:
-        """The guard of ``call`` (with its ``cancel_on_exit``), told the task the call
-        saw last (``call.task``, else ``task_id``) as it ends."""
-        async with self._guard(credentials, cancel_on_exit, task_id) as guard:
+        async with self._guard(credentials, True, task_id) as guard:
             try:
                 yield
             finally:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import enum
 import functools
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from types import TracebackType
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import anyio
@@ -108,35 +108,62 @@ class Call:
         return self.context.get("agent")
 
 
-@contextmanager
-def deadline(
-    seconds: float | None,
-    *,
-    agent: str | None,
-    operation: str,
-    method: str | None = None,
-    parent: Call | None = None,
-) -> Iterator[Call]:
+class deadline:  # named as a function: ``with deadline(...) as call``
     """Run the block within ``seconds`` (None: no limit of its own). At the deadline the
     block is cancelled and ``A2ATimeoutError(timeout="deadline")`` raised. ``parent``: the
     call this one is part of, whose deadline (kept by the parent's scope) bounds it too:
-    ``until`` is the nearer of the two, for the waits that must not outlast it."""
-    context: ErrorContext = {"agent": agent, "method": method, "operation": operation}
-    outer = parent.until if parent is not None else math.inf
-    if seconds is None:
-        yield Call(outer, context, parent=parent)
-        return
-    own = anyio.current_time() + seconds
-    call = Call(min(own, outer), context, parent=parent)
-    with anyio.CancelScope(deadline=own) as scope:
-        yield call
-    if scope.cancelled_caught:
+    ``until`` is the nearer of the two, for the waits that must not outlast it.
+
+    A class rather than a generator: it runs around every call."""
+
+    __slots__ = ("_call", "_scope", "_seconds")
+
+    def __init__(
+        self,
+        seconds: float | None,
+        *,
+        agent: str | None,
+        operation: str,
+        method: str | None = None,
+        parent: Call | None = None,
+    ) -> None:
+        context: ErrorContext = {"agent": agent, "method": method, "operation": operation}
+        outer = parent.until if parent is not None else math.inf
+        self._seconds = seconds
+        self._scope: anyio.CancelScope | None = None
+        if seconds is None:
+            self._call = Call(outer, context, parent)
+            return
+        own = anyio.current_time() + seconds
+        self._call = Call(min(own, outer), context, parent)
+        self._scope = anyio.CancelScope(deadline=own)
+
+    def __enter__(self) -> Call:
+        if self._scope is not None:
+            self._scope.__enter__()
+        return self._call
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        scope = self._scope
+        if scope is None:
+            return None
+        swallowed = scope.__exit__(exc_type, exc, tb)
+        if not scope.cancelled_caught:
+            return swallowed
+        call = self._call
         if call.task is None:
             raise A2ATimeoutError(
-                f"deadline timeout: no answer within {seconds}s", timeout="deadline", **call.context
+                f"deadline timeout: no answer within {self._seconds}s",
+                timeout="deadline",
+                **call.context,
             )
         raise A2ATimeoutError(
-            f"deadline timeout: the task was not finished within {seconds}s",
+            f"deadline timeout: the task was not finished within {self._seconds}s",
             timeout="deadline",
             events=[call.task],
             **call.context,

@@ -61,25 +61,23 @@ class Exchange:
                 self.types.parts(value, request.context)
             return value
 
-        def tried() -> Awaitable[Any]:  # the request as it is now
-            return retry.run(
-                attempt,
-                operation=request.name,
-                idempotent=request.idempotent,
-                until=call.until,
-                observer=self.carriers.observer,
-            )
-
+        observer = self.carriers.observer
         try:
             try:
-                return await tried()
+                return await retry.run(
+                    attempt, operation=request.name, idempotent=request.idempotent,
+                    until=call.until, observer=observer,
+                )  # fmt: skip
             except A2AClientError as exc:
                 alternative = request.alternative_for(exc)
                 if alternative is None:
                     raise
-                request = alternative
+                request = alternative  # (what ``attempt`` sends from now on)
                 call.goes_to(request.context)
-                return await tried()
+                return await retry.run(
+                    attempt, operation=request.name, idempotent=request.idempotent,
+                    until=call.until, observer=observer,
+                )  # fmt: skip
         except A2AAuthError as exc:
             self.raise_asking(exc, credentials)
 

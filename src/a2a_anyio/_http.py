@@ -48,6 +48,8 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024
+#: Parsed URLs a transport keeps (``HttpTransport._url``).
+MAX_PARSED_URLS = 64
 _USER_AGENT = "a2a-anyio"
 
 
@@ -72,11 +74,21 @@ class OwnClient(httpx.AsyncClient):
     is its only limit."""
 
     def __init__(self, *, origins: OriginTransports, **options: Any) -> None:
+        self._no_cookies = _NoCookieStore(_NoCookies())
         super().__init__(transport=origins, **options)
         #: The transports it sends through, by origin.
         self.origins = origins
         #: The network policy its transports enforce (``_network``), or None.
         self.network_policy = origins.network_policy
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        """Its cookies: none, ever (agents' cookies are ``HttpTransport.cookies``)."""
+        return self._no_cookies
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        return None  # it keeps none
 
 
 #: Connections of one of httpx's transports. Its connection pool goes over all its
@@ -298,6 +310,15 @@ class _NoCookies(http.cookiejar.CookieJar):
         return None
 
 
+class _NoCookieStore(httpx.Cookies):
+    """httpx's cookies of a client the library makes, over a jar that keeps nothing: a
+    response is not read for them (httpx would wrap it and its request, for the jar, each
+    time: more than a tenth of what a call costs the client)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
 def unlimited(connect: float | None, read: float | None = None) -> httpx.Timeout:
     """httpx's timeouts for a request whose deadline is a cancel scope of ours: ``connect``
     bounds a connect, ``read`` (a stream's idle limit) each read; no write or pool timeout,
@@ -330,7 +351,6 @@ def make_client(
         verify=context,  # for the proxies of the environment, if any
         timeout=unlimited(connect_timeout),
         headers={"User-Agent": _USER_AGENT},
-        cookies=_NoCookies(),
         follow_redirects=False,
     )
 
@@ -531,6 +551,9 @@ class HttpTransport:
         #: What agents set with Set-Cookie, per exact origin (an injected client's jar is
         #: neither read nor sent); made at the first Set-Cookie, which few agents send.
         self.cookies: CookieJar | None = None
+        #: The URLs requested last, parsed (``httpx.URL`` is immutable): parsing one costs
+        #: more than the rest of a request's build, and a client calls few URLs over and over.
+        self._urls: dict[str, httpx.URL] = {}
 
     async def request(
         self,
@@ -605,8 +628,8 @@ class HttpTransport:
                     url, headers, credentials, where, hop
                 )
             request = self._build(method, target, content, sent_headers, timeout)
-            origin = _origin(request.url)
-            self._add_cookies(request, origin, sent_headers)
+            if self.cookies:
+                self._add_cookies(request, _origin(request.url), sent_headers)
             self.observer.tracing.inject(request.headers)
             try:
                 response = await self._send(request, url, where, debug)
@@ -619,7 +642,7 @@ class HttpTransport:
                     self.cookies = CookieJar()
                 now = anyio.current_time()
                 lines = response.headers.get_list("set-cookie")
-                self.cookies.store(origin, request.url.path, lines, now)
+                self.cookies.store(_origin(request.url), request.url.path, lines, now)
             status = response.status_code
             if status < 300:
                 return response, url
@@ -728,8 +751,9 @@ class HttpTransport:
         client = self.client
         sent = httpx.Headers(client.headers)
         sent["Accept-Encoding"] = ACCEPT_ENCODING  # only what decoded_body decodes
-        sent.update(headers)
-        target = httpx.URL(url)
+        for name, value in headers.items():  # (as update() would, at a third of its cost)
+            sent[name] = value
+        target = self._url(url)
         if client.params:
             target = target.copy_merge_params(client.params)
         extensions: dict[str, Any] = {
@@ -741,13 +765,22 @@ class HttpTransport:
             extensions["a2a_anyio.network"] = self.network  # (_network.EXTENSION)
         return httpx.Request(method, target, content=content, headers=sent, extensions=extensions)
 
+    def _url(self, url: str) -> httpx.URL:
+        """``url`` parsed, from the last ``MAX_PARSED_URLS`` parsed if it is among them."""
+        parsed = self._urls.get(url)
+        if parsed is None:
+            parsed = httpx.URL(url)
+            if len(self._urls) >= MAX_PARSED_URLS:
+                del self._urls[next(iter(self._urls))]  # the oldest
+            self._urls[url] = parsed
+        return parsed
+
     def _add_cookies(
         self, request: httpx.Request, origin: Origin, sent_headers: Mapping[str, str]
     ) -> None:
         """Add the cookies ``origin`` set itself to the request, after the user's when they
         were attached (the user's win over an agent's of the same name)."""
-        if not self.cookies:
-            return
+        assert self.cookies is not None
         own = next((v for k, v in sent_headers.items() if k.lower() == "cookie"), "")
         skip = frozenset(p.split("=", 1)[0].strip() for p in own.split(";"))
         theirs = self.cookies.header(origin, request.url.path, anyio.current_time(), skip)

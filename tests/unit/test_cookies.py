@@ -163,3 +163,13 @@ def test_the_httpx_clients_the_library_makes_keep_no_cookies() -> None:
     response = httpx.Response(200, headers={"set-cookie": "a=1"}, request=request)
     client.cookies.extract_cookies(response)
     assert len(client.cookies) == 0
+
+
+def test_a_response_is_not_read_for_the_cookies_of_the_clients_the_library_makes() -> None:
+    import httpx
+
+    client = make_client()
+    # No request behind it: httpx would need one to read the response for a jar.
+    client.cookies.extract_cookies(httpx.Response(200, headers={"set-cookie": "a=1"}))
+    client.cookies = {"b": "2"}  # nor are cookies given to it kept
+    assert len(client.cookies) == 0

@@ -16,7 +16,7 @@ from a2a_anyio._bindings import CODECS, codec_for
 from a2a_anyio._bindings.base import HttpStatus
 from a2a_anyio._dialects import TaskRef
 from a2a_anyio._dialects.ops import Op
-from a2a_anyio._http import HttpTransport
+from a2a_anyio._http import MAX_PARSED_URLS, HttpTransport
 from a2a_anyio._transport import TRANSPORTS, Carriers, HttpWire, TransportOptions
 from a2a_anyio._transport_rules import StreamTimeouts
 
@@ -96,3 +96,24 @@ async def test_the_open_limit_and_its_error() -> None:
     )
     without = StreamTimeouts(URL, {}, idle=None, open=None)
     assert without.opening().deadline == float("inf")
+
+
+async def test_each_request_goes_to_its_own_url_and_few_parsed_urls_are_kept() -> None:
+    seen: list[str] = []
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200, json={})
+
+    mock = httpx.MockTransport(echo)
+    http = HttpTransport(httpx.AsyncClient(transport=mock, params={"k": "v"}))
+    urls = [
+        f"http://agent.example/t/{i % (MAX_PARSED_URLS + 7)}" for i in range(3 * MAX_PARSED_URLS)
+    ]
+    try:
+        for url in urls:
+            await http.request("GET", url)
+    finally:
+        await http.aclose()
+    assert seen == [f"{url}?k=v" for url in urls]  # the client's params added once, each time
+    assert len(http._urls) == MAX_PARSED_URLS

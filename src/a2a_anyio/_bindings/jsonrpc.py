@@ -169,6 +169,14 @@ def decode_http(
         parsed = True
     except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         value, parsed = None, False
+    if (
+        200 <= status < 300
+        and type(value) is dict
+        and "error" not in value
+        and (result := value.get("result")) is not None
+        and value.get("id") == expected_id
+    ):
+        return result  # the usual answer, read in place; any other is unwrap's to judge
     where = context or {}
     if status in (401, 403):
         raise A2AAuthError(status_code=status, body=preview(content), **where)

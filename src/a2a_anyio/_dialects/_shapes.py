@@ -94,6 +94,14 @@ class Shapes:
         out["messageId"] = message.message_id
         out["role"] = self.roles[message.role]
         out[self.message_parts] = list(map(self.encode_part, message.parts))
+        if not (
+            message.context_id
+            or message.task_id
+            or message.metadata
+            or message.extensions
+            or message.reference_task_ids
+        ):
+            return out  # a new message, as most sends are: none of the others to add
         return put(
             out,
             contextId=message.context_id,
