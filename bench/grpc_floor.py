@@ -154,17 +154,11 @@ def record(url: str, n: int, events: int) -> tuple[list[bytes], list[tuple[str, 
 def h2_alone(log: list[tuple[str, Any]]) -> float:
     """CPU of the recorded calls into h2, made again on a new connection (the transport's
     configuration)."""
-    import h2.config
     import h2.connection
 
-    config = h2.config.H2Configuration(
-        client_side=True,
-        header_encoding=None,
-        validate_outbound_headers=False,
-        normalize_outbound_headers=False,
-        validate_inbound_headers=False,
-    )
-    conn = h2.connection.H2Connection(config)
+    from a2a_anyio._grpc_transport import h2_config
+
+    conn = h2.connection.H2Connection(h2_config())
     calls = [(getattr(conn, name), args, kwargs) for name, (args, kwargs) in log]
     gc.collect()
     start = time.process_time()

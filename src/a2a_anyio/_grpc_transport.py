@@ -160,14 +160,7 @@ class _Connection:
         # ``_status``), and an answer without them is a typed error all the same. What is
         # sent ``metadata`` makes as HTTP/2 wants it (lower case, trimmed, no connection
         # headers, credentials never indexed): h2 does not go over it again.
-        config = h2.config.H2Configuration(
-            client_side=True,
-            header_encoding=None,
-            validate_outbound_headers=False,
-            normalize_outbound_headers=False,
-            validate_inbound_headers=False,
-        )
-        self._h2 = h2.connection.H2Connection(config)
+        self._h2 = h2.connection.H2Connection(h2_config())
         self._streams: dict[int, _Stream] = {}
         # Taken without a pass of the event loop when free: a message already read, and a
         # flush with nothing to send, cost no scheduling (cancellation is still checked).
@@ -912,3 +905,15 @@ class GrpcCall:
         if not conn.usable:
             with anyio.CancelScope(shield=True):
                 await self._transport.release(conn)
+
+
+def h2_config() -> h2.config.H2Configuration:
+    """The h2 configuration of every connection: client side, headers as bytes, none of
+    h2's own checks or normalisation (the transport makes and checks its headers)."""
+    return h2.config.H2Configuration(
+        client_side=True,
+        header_encoding=None,
+        validate_outbound_headers=False,
+        normalize_outbound_headers=False,
+        validate_inbound_headers=False,
+    )
