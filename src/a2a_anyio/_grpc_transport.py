@@ -67,9 +67,10 @@ from a2a_anyio._transport_rules import StreamTimeouts, renew
 #: Each stream's receive window: what a call's unread messages may hold.
 WINDOW = 1 << 20
 CONNECTION_WINDOW = 1 << 24
-#: Bytes a stream's caller has taken that are handed back to the windows together (h2
-#: sends a WINDOW_UPDATE only once half a window is taken anyway): a stream of small
-#: messages calls into h2 once per this many bytes, not at each message.
+#: Bytes handed back to the windows together (h2 sends a WINDOW_UPDATE only once half a
+#: window is taken anyway): a stream's messages its caller has taken, and on the
+#: connection the bytes of finished calls; small messages and calls call into h2 once
+#: per this many bytes, not each.
 CREDIT = 16 * 1024
 #: The largest header list (headers or trailers) accepted.
 MAX_HEADER_LIST = 64 * 1024
@@ -168,6 +169,7 @@ class _Connection:
         self._write_lock = anyio.Lock(fast_acquire=True)
         self._slot: anyio.Event | None = None  # made by a call that waits for a stream
         self._out = bytearray()  # h2's output not yet written (a flush cancelled in the queue)
+        self._owed = 0  # bytes of finished calls not yet handed back (below CREDIT)
         #: Calls started and not finished (what MAX_CONCURRENT_STREAMS bounds).
         self.active = 0
         #: Why the connection carries no call any more (None: it does).
@@ -244,7 +246,7 @@ class _Connection:
         if type(event) is h2.events.DataReceived:  # (the most frequent, first)
             stream = self._streams.get(event.stream_id)
             if stream is None:  # a call left already: its bytes go back to the window
-                self._ack(event.flow_controlled_length, event.stream_id)
+                self._owe(event.flow_controlled_length, event.stream_id)
                 return
             padding = event.flow_controlled_length - len(event.data)
             if padding:
@@ -275,6 +277,14 @@ class _Connection:
             stream.ended = True
         elif isinstance(event, h2.events.StreamReset):
             stream.reset = int(event.error_code or 0)
+
+    def _owe(self, size: int, stream_id: int) -> None:
+        """Bytes of a stream closed here go back to the connection's window, ``CREDIT`` at
+        a time (one call into h2 per many unary calls, not one each)."""
+        self._owed += size
+        if self._owed >= CREDIT:
+            self._ack(self._owed, stream_id)
+            self._owed = 0
 
     def _ack(self, size: int, stream_id: int) -> None:
         if size > 0:  # (a stream closed meanwhile: h2 has credited the connection)
@@ -425,10 +435,10 @@ class _Connection:
         self._free()
         if self.lost is not None:
             return
-        self._ack(stream.taken, stream.id)  # what the windows still lack of its messages
         if not stream.closed:
             with contextlib.suppress(*_H2_ERRORS):  # (closed already: nothing to reset)
                 self._h2.reset_stream(stream.id, ErrorCodes.CANCEL)
+        self._owe(stream.taken, stream.id)  # what the window still lacks of its messages
         self._out += self._h2.data_to_send()
         if self._out:
             with anyio.move_on_after(RESET_GRACE, shield=True):
@@ -916,4 +926,5 @@ def h2_config() -> h2.config.H2Configuration:
         validate_outbound_headers=False,
         normalize_outbound_headers=False,
         validate_inbound_headers=False,
+        normalize_inbound_headers=False,  # (joins split ``cookie`` fields: no answer has one)
     )

@@ -228,28 +228,39 @@ async def test_messages_already_read_are_taken_without_a_pass_of_the_loop() -> N
     assert passes < 20  # the trailers' reads, not one pass per message (the server's flush)
 
 
-async def test_answers_beyond_the_windows_keep_coming() -> None:
-    # Each call's bytes go back to the connection's window (16 MiB) when it ends, though
-    # small messages are handed back in batches; a stream's window (1 MiB) the same.
-    piece = bytes(range(256)) * 50  # 12,800 bytes: below a batch
-
-    async def big(call: Call) -> None:
+@pytest.mark.parametrize(
+    ("piece", "calls", "messages"),
+    [
+        # Each call's bytes go back to the connection's window (16 MiB) when it ends, though
+        # small messages (and finished calls) are handed back in batches; a stream's window
+        # (1 MiB) the same: 17.9 MB of calls, then 5.1 MB of a stream.
+        pytest.param(bytes(range(256)) * 50, 1400, 400, id="small"),
+        # One message of 3 MiB: many DATA frames, beyond a stream's window, which its bytes
+        # reopen as they come, before the message is whole.
+        pytest.param(bytes(range(256)) * (3 << 12), 3, 2, id="larger-than-a-window"),
+    ],
+)
+async def test_answers_beyond_the_windows_keep_coming(
+    piece: bytes, calls: int, messages: int
+) -> None:
+    async def repeat(call: Call) -> None:
         await call.head()
-        for _ in range(1 if call.path == SEND else 400):
+        for _ in range(1 if call.path == SEND else messages):
             await call.send(piece)
         await call.end()
 
-    server = GrpcServer(big)
-    async with server.serve() as url, transport() as grpc:
+    server = GrpcServer(repeat)
+    limits = {"max_response_bytes": 4 << 20, "max_event_bytes": 4 << 20}
+    async with server.serve() as url, transport(**limits) as grpc:
         req = request(url)
         with anyio.fail_after(20):
-            for _ in range(1400):  # 17.9 MB
+            for _ in range(calls):
                 assert (await grpc.unary(req, own(url), req.context)).content == piece
             conn = grpc.stream(request(url, STREAM), own(url), idle_timeout=5, open_timeout=5)
             await conn.open()
-            got = [await conn.next_event() for _ in range(401)]  # 5.1 MB
+            got = [await conn.next_event() for _ in range(messages + 1)]
             await conn.aclose()
-    assert got == [piece] * 400 + [None]
+    assert got == [piece] * messages + [None]
     assert server.connections == 1
 
 
