@@ -4,7 +4,8 @@ httpx-sse turns a response into events. Under it: the body is decoded in bounded
 (``_http.decoded_body``) when it has a content coding, each chunk is reported as it arrives (bytes of a keep-alive comment
 push back an idle limit kept by a scope of ours), and an event that grows past ``max_event_bytes`` of decoded
 bytes is refused before more than the limit plus one chunk (a network read, or a decoded step
-of at most 64 KiB) is buffered.
+of at most 64 KiB) is buffered. A stream closed at its final event reads the rest of its body
+first, briefly and unframed (``SSEConnection.aclose(drain=True)``), so its connection is kept.
 """
 
 from __future__ import annotations

@@ -594,8 +594,9 @@ class MessageStream:
         raise self._expired("stream-idle")
 
     async def _drop_connection(self, *, drain: bool = False) -> None:
-        """Release the connection; ``drain``: at the final event, once the server ended the
-        body, if it does so at once (``Messages.aclose``), and within the total deadline."""
+        """Release the connection; ``drain``: the final event came, the body's rest is read
+        first (``Messages.aclose``), within the total deadline too, whose passing is then no
+        error."""
         conn, self._conn = self._conn, None
         if conn is None:
             return
