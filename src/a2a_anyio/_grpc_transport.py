@@ -902,9 +902,10 @@ class GrpcCall:
             raise self.error(exc.reason) from None
         return bytes(out)
 
-    async def aclose(self) -> None:
+    async def aclose(self, *, drain: bool = False) -> None:
         """Release the call (its stream reset when it has not ended); safe more than once,
-        also while cancelled."""
+        also while cancelled. ``drain`` does nothing: an HTTP/2 stream is reset without its
+        connection."""
         conn, stream = self._conn, self._stream
         self._stream = None
         self._done = True

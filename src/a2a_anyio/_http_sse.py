@@ -4,13 +4,14 @@ httpx-sse turns a response into events. Under it: the body is decoded in bounded
 (``_http.decoded_body``) when it has a content coding, each chunk is reported as it arrives (bytes of a keep-alive comment
 push back an idle limit kept by a scope of ours), and an event that grows past ``max_event_bytes`` of decoded
 bytes is refused before more than the limit plus one chunk (a network read, or a decoded step
-of at most 64 KiB) is buffered.
+of at most 64 KiB) is buffered. A stream closed at its final event reads the rest of its body
+first, briefly and unframed (``SSEConnection.aclose(drain=True)``), so its connection is kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from types import TracebackType
 
 import anyio
@@ -40,6 +41,11 @@ _BOM = b"\xef\xbb\xbf"
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
 #: A wait with no limit of ours: httpx's read timeout keeps the idle limit, or there is none.
 _UNSCOPED = nullcontext()
+#: A stream closed at its end (its final event came) reads the rest of its body, discarded,
+#: for at most this long (seconds) and this many bytes, so that its connection can be used
+#: again; a body that does not end by then is closed with its connection, as any other.
+DRAIN_GRACE = 0.05
+DRAIN_BYTES = 64 * 1024
 
 
 def oversize(url: str, limit: int, context: ErrorContext) -> A2AProtocolError:
@@ -68,13 +74,14 @@ class _CountedBody(httpx.AsyncByteStream):
         self._url = url
         self._on_chunk = on_chunk
         self._context = context
+        self._chunks: AsyncIterator[bytes] | None = None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         pending = 0  # bytes since the last event end: what the framer may be holding
         last = b""  # the previous chunk's last byte: an event end may span two chunks
         head: bytes | None = b""  # the body's first bytes, held while they may be a BOM
         limit, on_chunk = self._limit, self._on_chunk
-        chunks = self._body.__aiter__()
+        chunks = self._chunks = self._body.__aiter__()
         async for chunk in chunks:
             if on_chunk is not None:  # an empty piece too: bytes arrived that decode to nothing
                 on_chunk()
@@ -104,6 +111,18 @@ class _CountedBody(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self._close()
+
+    async def drain(self) -> None:
+        """Read the rest of the body, discarded (not framed: no event of it is seen), up to
+        ``DRAIN_BYTES``."""
+        chunks = self._chunks
+        if chunks is None:
+            return
+        left = DRAIN_BYTES
+        async for chunk in chunks:
+            left -= len(chunk)
+            if left < 0:
+                return
 
 
 def _plain_body(response: httpx.Response) -> httpx.AsyncByteStream | None:
@@ -157,6 +176,7 @@ class SSEConnection:
         self._headers = {**headers, "Accept": accept, "Cache-Control": "no-store"}
         self._response: httpx.Response | None = None
         self._events: AsyncIterator[ServerSentEvent] | None = None
+        self._body: _CountedBody | None = None  # what the events are framed from
         self._max_event_bytes = transport.max_event_bytes
         self.error_response: RawResponse | None = None
         #: The idle limit: the longest wait for the answer and then for each next bytes of
@@ -245,7 +265,7 @@ class SSEConnection:
         if plain is not None:
             # The usual case: the body's bytes are counted as httpx reads them, and
             # httpx-sse frames the response itself.
-            response.stream = _CountedBody(
+            response.stream = self._body = _CountedBody(
                 plain, plain.aclose, limit, self.url, on_chunk, self._context
             )
             if response.charset_encoding is None:
@@ -257,7 +277,7 @@ class SSEConnection:
             except A2AProtocolError:
                 await self.aclose()
                 raise
-            counted = _CountedBody(
+            counted = self._body = _CountedBody(
                 decoded, response.aclose, limit, self.url, on_chunk, self._context
             )
             # httpx-sse's public API frames events from an httpx.Response only (EventSource;
@@ -325,10 +345,33 @@ class SSEConnection:
             return self.timeouts.idle_expired()
         return mapped(exc, url or self.url, context or self._context)
 
-    async def aclose(self) -> None:
-        """Release the connection; safe to call more than once, also while cancelled."""
+    async def aclose(self, *, drain: bool = False) -> None:
+        """Release the connection; safe to call more than once, also while cancelled.
+
+        ``drain``: the server is to end the body now (the stream's final event came): its
+        rest is read first, within ``DRAIN_GRACE`` and the caller's own limits, so that the
+        connection goes back to the pool instead of being closed. Not when the caller is
+        cancelled already; a cancel that comes meanwhile is raised once the connection is
+        released. A failure there is not raised: the connection is closed as without it.
+        """
+        try:
+            if drain and self._response is not None:
+                await self._drain()
+        finally:
+            await self._release()
+
+    async def _drain(self) -> None:
+        body = self._body
+        if body is None or anyio.current_effective_deadline() <= anyio.current_time():
+            return  # cancelled, or out of time: closed at once
+        # A failure is not the call's: the connection is closed, as without the drain.
+        with anyio.move_on_after(DRAIN_GRACE), suppress(Exception):
+            await body.drain()
+
+    async def _release(self) -> None:
         events, self._events = self._events, None
         response, self._response = self._response, None
+        self._body = None
         with anyio.CancelScope(shield=True):
             if response is not None:
                 await response.aclose()

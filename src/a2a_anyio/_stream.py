@@ -461,6 +461,7 @@ class MessageStream:
                     if self._hooks is not None:
                         await self._within(self._hooks.event(event))
                     if kind is ActionKind.DELIVER_LAST:
+                        await self._drop_connection(drain=True)
                         await self._finish()
                     return event
                 if kind is ActionKind.END:
@@ -592,10 +593,18 @@ class MessageStream:
         assert scope.cancelled_caught
         raise self._expired("stream-idle")
 
-    async def _drop_connection(self) -> None:
+    async def _drop_connection(self, *, drain: bool = False) -> None:
+        """Release the connection; ``drain``: the final event came, the body's rest is read
+        first (``Messages.aclose``), within the total deadline too, whose passing is then no
+        error."""
         conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.aclose()
+        if conn is None:
+            return
+        if not drain or self._deadline == math.inf:
+            await conn.aclose(drain=drain)
+            return
+        with anyio.CancelScope(deadline=self._deadline):  # at the deadline: closed, no error
+            await conn.aclose(drain=True)
 
     # -- time limits, failure, closing ------------------------------------------------------
 

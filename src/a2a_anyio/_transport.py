@@ -46,13 +46,15 @@ class Messages(Protocol):
     ``error_response`` holds a plain answer, or ``next_event()`` gives each message until
     the end (None): an SSE event's data, a gRPC message, or the status a gRPC stream ended
     with when it is no success (for the codec to raise). ``aclose()`` releases it at any
-    point."""
+    point; ``aclose(drain=True)`` after its final message, when the server is to end it now
+    (an HTTP/1.1 stream reads the rest of its body briefly, for its connection to be used
+    again)."""
 
     @property
     def error_response(self) -> Reply | None: ...
     async def open(self) -> Any: ...
     async def next_event(self) -> EventData | None: ...
-    async def aclose(self) -> None: ...
+    async def aclose(self, *, drain: bool = False) -> None: ...
 
 
 class Transport(Protocol):

@@ -3,7 +3,8 @@
 It runs on 127.0.0.1 in the test's event loop (asyncio or trio), answers every request on a
 connection (keep-alive) with what its ``answer`` function returns, sends each body chunked and
 piece by piece as its iterator makes them (an endless body is fine: it stops when the client
-goes), and counts the connections it holds, so a test can wait for the client to let go.
+goes), and counts the connections it holds, so a test can wait for the client to let go, and
+those it accepted, so a test can see the client use one again.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ class RawServer:
     def __init__(self, answer: Callable[[Request], Answer]) -> None:
         self.answer = answer
         self.requests: list[Request] = []
-        #: connections open now
+        #: connections open now, and accepted in all
         self.open = 0
+        self.connections = 0
         self._changed = anyio.Event()
 
     @asynccontextmanager
@@ -73,6 +75,7 @@ class RawServer:
 
     async def _handle(self, stream: SocketStream) -> None:
         self.open += 1
+        self.connections += 1
         buffer = b""
         try:
             while True:

@@ -288,7 +288,7 @@ async def test_v1_stream_ends_after_a_terminal_state_even_if_the_server_goes_on(
         body = agent.body
         assert body.closed
         assert body.finally_ran
-        assert body.yielded == 2  # the connection was dropped, not read to its end
+        assert body.yielded == 4  # read to its end (for the connection), not delivered
     assert kinds(events) == ["Task", "TaskStatusUpdateEvent"]
     assert stream.task is not None
     assert stream.task.state is TaskState.FAILED
