@@ -415,7 +415,12 @@ class MessageStream:
             self._pending_size = len(resp.content)
             return
 
-    async def __anext__(self) -> StreamEvent:
+    def __anext__(self) -> Awaitable[StreamEvent]:
+        if self._state != "new" and self._span is NO_SPAN:
+            return self._next_event()  # no coroutine of its own for an idle stream to hold
+        return self._opened_next()
+
+    async def _opened_next(self) -> StreamEvent:
         if self._state == "new":
             await self._open()
         if self._span is NO_SPAN:  # tracing off: no span to make current
@@ -434,7 +439,16 @@ class MessageStream:
                     action, self._next = self._next, None
                 else:
                     try:
-                        event = await self._read()
+                        event = self._take_pending()
+                        if event is None and self._conn is not None:
+                            # Awaited here, not in a coroutine of its own that an idle
+                            # stream would hold. A scope per event costs more than decoding
+                            # it: none without a deadline.
+                            wait = self._conn.next_event()
+                            data = await (
+                                wait if self._deadline == math.inf else self._within(wait)
+                            )
+                            event = self._decoded(data)
                     except A2AClientError as exc:
                         action = follower.read_failed(exc)
                     else:
@@ -500,24 +514,22 @@ class MessageStream:
             await self._close(error)
         return error
 
-    async def _read(self) -> StreamEvent | None:
-        """The next event off the wire (or the pending one), its size in ``_size`` and its
-        data as received in ``_data`` (None: the pending one, kept typed); None when the body
-        ended."""
-        if self._pending is not None:
-            event, self._pending = self._pending, None
+    def _take_pending(self) -> StreamEvent | None:
+        """The event of a plain answer, kept typed (its size in ``_size``, ``_data`` None);
+        None when there is none."""
+        event = self._pending
+        if event is not None:
+            self._pending = None
             self._size = self._pending_size
             self._data = None
-            return event
-        if self._conn is None:
-            return None
-        assert self._decode is not None
-        if self._deadline == math.inf:
-            data = await self._conn.next_event()  # a scope per event costs more than decoding it
-        else:
-            data = await self._within(self._conn.next_event())
+        return event
+
+    def _decoded(self, data: EventData | None) -> StreamEvent | None:
+        """The event of ``data`` off the wire (its size in ``_size``, the data as received
+        in ``_data``); None when the body ended."""
         if data is None:
             return None
+        assert self._decode is not None
         self._size = len(data)
         self._data = data
         return self._decode(data)

@@ -6,6 +6,7 @@ spellings, the ``kind`` discriminator and the ``final`` flag, which each dialect
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,6 +27,15 @@ from a2a_anyio._model import (
 )
 
 
+def _made_again(obj: object) -> bool:
+    """Whether ``obj`` was left without ``raw`` (made again when read)."""
+    try:
+        object.__getattribute__(obj, "raw")  # not the class's __getattr__, which makes it
+    except AttributeError:
+        return True
+    return False
+
+
 def put(out: JSONDict, **members: Any) -> JSONDict:
     """``out`` with the members whose values are set (not None, empty or false) added."""
     out.update((k, x) for k, x in members.items() if x)
@@ -36,7 +46,10 @@ class Shapes:
     """Decoders and encoders of the shared objects, built on one dialect's Part codec.
 
     ``roles`` and ``states`` spell roles and task states; ``kinds``: messages and tasks
-    carry ``kind``; ``final``: status updates carry ``final``.
+    carry ``kind``; ``final``: status updates carry ``final``; ``lean``: this dialect's JSON
+    is what ``to_dict("1.0")`` writes, and a message or status decoded from JSON that holds
+    exactly that keeps no copy of it (``RawMadeAgain``). The task and context ids of tasks
+    and messages are interned: a task's status and history then share its ids.
     """
 
     def __init__(
@@ -49,6 +62,7 @@ class Shapes:
         kinds: bool = False,
         final: bool = False,
         message_parts: str = "parts",
+        lean: bool = False,
     ) -> None:
         self.decode_part = decode_part
         self.encode_part = encode_part
@@ -57,6 +71,7 @@ class Shapes:
         self.kinds = kinds
         self.final = final
         self.message_parts = message_parts  # v0.3 REST calls a message's parts "content"
+        self.lean = lean
         # The members nearly every message carries: a message with no others skips the
         # lookups of the rest (and of their snake_case spellings).
         self._message_keys = frozenset(
@@ -76,7 +91,22 @@ class Shapes:
             ):
                 role = v.role(d.get("role"))
                 decoded = list(map(self.decode_part, parts))
-                return Message(role, decoded, mid or "", ctx, tid, None, None, None, d)
+                if ctx is not None:
+                    ctx = sys.intern(ctx)
+                if tid is not None:
+                    tid = sys.intern(tid)
+                message = Message(role, decoded, mid or "", ctx, tid, None, None, None, d)
+                if (
+                    self.lean
+                    and mid
+                    and ctx != ""
+                    and tid != ""
+                    and len(d) == 3 + (ctx is not None) + (tid is not None)  # no kind, no null
+                    and d.get("role") == self.roles[role]
+                    and all(map(_made_again, decoded))
+                ):
+                    del message.raw
+                return message
         return Message(
             v.role(d.get("role")),
             list(map(self.decode_part, v.items(d, self.message_parts))),
@@ -115,13 +145,20 @@ class Shapes:
         d = v.obj(value, "status")
         wire = d.get("state")
         msg = d.get("message")
-        return TaskStatus(
-            v.state(wire),
-            self.decode_message(msg) if msg is not None else None,
-            v.text(d, "timestamp"),
-            wire if isinstance(wire, str) else None,
-            d,
+        message = self.decode_message(msg) if msg is not None else None
+        stamp = v.text(d, "timestamp")
+        status = TaskStatus(
+            v.state(wire), message, stamp, wire if isinstance(wire, str) else None, d
         )
+        if (
+            self.lean
+            and stamp != ""
+            and len(d) == 1 + (msg is not None) + (stamp is not None)  # no null, no other
+            and wire == self.states(status.state)
+            and (message is None or _made_again(message))
+        ):
+            del status.raw
+        return status
 
     def encode_status(self, status: TaskStatus) -> JSONDict:
         out: JSONDict = {"state": self.states(status.state)}
@@ -173,8 +210,8 @@ class Shapes:
             fits = ctx is None or type(ctx) is str
             if isinstance(tid, str) and tid and fits and type(arts) is type(hist) is list:
                 return Task(
-                    tid,
-                    ctx,
+                    sys.intern(tid),
+                    ctx if ctx is None else sys.intern(ctx),
                     self.decode_status(status),
                     list(map(self.decode_artifact, arts)),
                     list(map(self.decode_message, hist)),
