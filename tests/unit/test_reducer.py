@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from a2a_anyio import (
     Artifact,
@@ -251,8 +252,12 @@ def test_a_folded_status_and_history_keep_no_copy_of_their_json_nor_of_the_tasks
         }
 
     status = {"state": "TASK_STATE_WORKING", "message": message("ROLE_AGENT", "step 1")}
-    snapshot = {"id": tid, "contextId": ctx, "status": {"state": "TASK_STATE_SUBMITTED"}}
-    snapshot["history"] = [message("ROLE_USER", "hi")]
+    snapshot: dict[str, Any] = {
+        "id": tid,
+        "contextId": ctx,
+        "history": [message("ROLE_USER", "hi")],
+    }
+    snapshot["status"] = {"state": "TASK_STATE_SUBMITTED"}
     update = {
         "taskId": tid,
         "contextId": ctx,
@@ -267,7 +272,7 @@ def test_a_folded_status_and_history_keep_no_copy_of_their_json_nor_of_the_tasks
     for obj in (task.status, task.status.message, task.history[0]):
         assert not _is_set(obj, "raw")
     assert task.status.raw == update["status"] and task.status.raw is task.status.raw
-    assert task.history[0].raw == snapshot["history"][0]  # type: ignore[index]
+    assert task.history[0].raw == snapshot["history"][0]
     for m in (task.status.message, task.history[0]):
         # the ids decoded anew from each event's JSON: one string object each all the same
         assert m.task_id is task.id and m.context_id is task.context_id
