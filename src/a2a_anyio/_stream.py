@@ -248,6 +248,33 @@ class MessageStream:
             the card.
     """
 
+    __slots__ = (
+        "__weakref__",
+        "_conn",
+        "_context",
+        "_data",
+        "_deadline",
+        "_decode",
+        "_follower",
+        "_follows",
+        "_guard",
+        "_hooks",
+        "_next",
+        "_observer",
+        "_pending",
+        "_pending_size",
+        "_poll_deadline",
+        "_retry",
+        "_size",
+        "_source",
+        "_span",
+        "_stage",
+        "_traced",
+        "agent",
+        "limits",
+        "method",
+    )
+
     def __init__(
         self,
         source: StreamSource,
@@ -284,7 +311,7 @@ class MessageStream:
         self._decode: Callable[[EventData], StreamEvent] | None = None
         self._deadline = math.inf
         self._poll_deadline = math.inf
-        self._state = "new"  # new -> open -> done
+        self._stage = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
         self._pending_size = 0
         self._next: Action | None = None  # what to do before reading (a follow-up's start)
@@ -361,9 +388,9 @@ class MessageStream:
         return self
 
     async def _open(self) -> None:
-        if self._state != "new":
+        if self._stage != "new":
             return
-        self._state = "open"
+        self._stage = "open"
         if self.limits.total is not None:
             self._deadline = anyio.current_time() + self.limits.total
         if self._follows is not None:
@@ -416,12 +443,12 @@ class MessageStream:
             return
 
     def __anext__(self) -> Awaitable[StreamEvent]:
-        if self._state != "new" and self._span is NO_SPAN:
+        if self._stage != "new" and self._span is NO_SPAN:
             return self._next_event()  # no coroutine of its own for an idle stream to hold
         return self._opened_next()
 
     async def _opened_next(self) -> StreamEvent:
-        if self._state == "new":
+        if self._stage == "new":
             await self._open()
         if self._span is NO_SPAN:  # tracing off: no span to make current
             return await self._next_event()
@@ -433,7 +460,7 @@ class MessageStream:
     async def _next_event(self) -> StreamEvent:
         follower = self._follower
         try:
-            while self._state != "done":
+            while self._stage != "done":
                 event: StreamEvent | None = None
                 if self._next is not None:
                     action, self._next = self._next, None
@@ -682,7 +709,7 @@ class MessageStream:
     def __del__(self) -> None:
         # As unclosed files and sockets do: the connection was held until now, and is let go
         # by the garbage collector, not by the stream.
-        if self._state == "open":
+        if self._stage == "open":
             warnings.warn(
                 f"unclosed stream of {redacted(self.agent or '')}: use 'async with' or call "
                 "aclose()",
@@ -709,7 +736,7 @@ class MessageStream:
 
     async def _close(self, error: BaseException | None) -> None:
         """Release the connection and end the span with what the stream came to."""
-        self._state = "done"
+        self._stage = "done"
         self._span.end(self.message or self.task, self._context, error)
         # A finished stream keeps what it shows (task, events), not the request and the ways
         # of reading it (its follower, done, reads no more events): a fan-out holds thousands
