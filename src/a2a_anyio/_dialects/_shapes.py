@@ -27,13 +27,10 @@ from a2a_anyio._model import (
 )
 
 
-def _made_again(obj: object) -> bool:
-    """Whether ``obj`` was left without ``raw`` (made again when read)."""
-    try:
-        object.__getattribute__(obj, "raw")  # not the class's __getattr__, which makes it
-    except AttributeError:
-        return True
-    return False
+def _text_alone(part: Any) -> bool:
+    """Whether ``part`` is the JSON of a text part that holds its text alone: one a lean
+    dialect's part decoder keeps no copy of (v1.0's ``decode_part``)."""
+    return type(part) is dict and len(part) == 1 and type(part.get("text")) is str
 
 
 def put(out: JSONDict, **members: Any) -> JSONDict:
@@ -72,6 +69,7 @@ class Shapes:
         self.final = final
         self.message_parts = message_parts  # v0.3 REST calls a message's parts "content"
         self.lean = lean
+        self._spelled = {state: states(state) for state in TaskState}  # states' own, at hand
         # The members nearly every message carries: a message with no others skips the
         # lookups of the rest (and of their snake_case spellings).
         self._message_keys = frozenset(
@@ -79,6 +77,10 @@ class Shapes:
         )
 
     def decode_message(self, value: Any) -> Message:
+        return self._message(value)[0]
+
+    def _message(self, value: Any) -> tuple[Message, bool]:
+        """The message, and whether it keeps no copy of its JSON (made again when read)."""
         d = v.obj(value, "message")
         if d.keys() <= self._message_keys:
             mid, ctx, tid = d.get("messageId"), d.get("contextId"), d.get("taskId")
@@ -96,18 +98,19 @@ class Shapes:
                 if tid is not None:
                     tid = sys.intern(tid)
                 message = Message(role, decoded, mid or "", ctx, tid, None, None, None, d)
-                if (
+                lean = (
                     self.lean
-                    and mid
+                    and bool(mid)
                     and ctx != ""
                     and tid != ""
                     and len(d) == 3 + (ctx is not None) + (tid is not None)  # no kind, no null
                     and d.get("role") == self.roles[role]
-                    and all(map(_made_again, decoded))
-                ):
+                    and all(map(_text_alone, parts))
+                )
+                if lean:
                     del message.raw
-                return message
-        return Message(
+                return message, lean
+        message = Message(
             v.role(d.get("role")),
             list(map(self.decode_part, v.items(d, self.message_parts))),
             v.text(d, "messageId", "message_id") or "",
@@ -118,6 +121,7 @@ class Shapes:
             v.str_list(d, "referenceTaskIds", "reference_task_ids"),
             d,
         )
+        return message, False
 
     def encode_message(self, message: Message) -> JSONDict:
         out: JSONDict = {"kind": "message"} if self.kinds else {}
@@ -145,17 +149,16 @@ class Shapes:
         d = v.obj(value, "status")
         wire = d.get("state")
         msg = d.get("message")
-        message = self.decode_message(msg) if msg is not None else None
+        message, lean = self._message(msg) if msg is not None else (None, True)
         stamp = v.text(d, "timestamp")
-        status = TaskStatus(
-            v.state(wire), message, stamp, wire if isinstance(wire, str) else None, d
-        )
+        state = v.state(wire)
+        status = TaskStatus(state, message, stamp, wire if isinstance(wire, str) else None, d)
         if (
-            self.lean
+            lean
+            and self.lean
             and stamp != ""
             and len(d) == 1 + (msg is not None) + (stamp is not None)  # no null, no other
-            and wire == self.states(status.state)
-            and (message is None or _made_again(message))
+            and wire == self._spelled[state]
         ):
             del status.raw
         return status
