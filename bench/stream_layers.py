@@ -46,6 +46,7 @@ from a2a_anyio._bindings.base import loads_event
 from a2a_anyio._dialects.ops import Op, Send
 from a2a_anyio._follower import StreamFollower
 from a2a_anyio._http_sse import open_sse
+from a2a_anyio._options import DEFAULT_IDLE_TIMEOUT
 from a2a_anyio._reducer import TaskReducer
 
 LAYERS = (
@@ -82,7 +83,7 @@ async def _layers(url: str) -> tuple[dict[str, Callable[[], Awaitable[int]]], li
         n = 0
         async with open_sse(
             transport, "POST", endpoint, content=req.body, headers=SSE_HEADERS,
-            idle_timeout=client.idle_timeout,
+            idle_timeout=DEFAULT_IDLE_TIMEOUT,  # the client's, on its defaults
         ) as conn:  # fmt: skip
             while (data := await conn.next_event()) is not None:
                 step(data)

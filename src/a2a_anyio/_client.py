@@ -1138,7 +1138,7 @@ class A2AClient:
     def _canceller(self, credentials: Credentials) -> Callable[[str], Awaitable[Task]]:
         """Cancels a task a call left behind, with the call's ``credentials``, within the
         client's ``cancel_grace``."""
-        return functools.partial(self._cancel, credentials=credentials, timeout=self._cancels.grace)
+        return _Canceller(self._cancel, credentials, self._cancels.grace)
 
     def cancel_guard(
         self,
@@ -1289,6 +1289,26 @@ class A2AClient:
         """
         ref = PushRef(task_id, config_id)
         await self._op(Op.PUSH_DELETE, ref, self._credentials_for(headers), timeout=timeout)
+
+
+class _Canceller:
+    """A client's cancel with a call's credentials and a timeout: two small objects each
+    stream and guard holds (a ``functools.partial`` with keywords takes three, and more)."""
+
+    __slots__ = ("cancel", "credentials", "timeout")
+
+    def __init__(
+        self,
+        cancel: Callable[[str, Credentials, Timeout], Awaitable[Task]],
+        credentials: Credentials,
+        timeout: Timeout,
+    ) -> None:
+        self.cancel = cancel
+        self.credentials = credentials
+        self.timeout = timeout
+
+    def __call__(self, task_id: str) -> Awaitable[Task]:
+        return self.cancel(task_id, self.credentials, self.timeout)
 
 
 class _ClientStream(StreamSource):

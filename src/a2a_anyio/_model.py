@@ -12,7 +12,7 @@ import os
 import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 JSONDict = dict[str, Any]
 _M = TypeVar("_M", bound="PlainDicts")
@@ -139,27 +139,39 @@ _TERMINAL = frozenset(
 _INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 
+class RawMadeAgain(PlainDicts):
+    """A model class whose ``raw`` a decoder may leave unset (``del obj.raw``) when the JSON
+    is exactly what ``to_dict("1.0")`` makes of the object: ``raw`` is then made again, equal
+    to it, the first time it is read. A task keeps thousands of parts, and the status and
+    messages it holds; this keeps no second copy of them as JSON."""
+
+    __slots__ = ()
+
+    if not TYPE_CHECKING:  # for type checkers, no attribute of any other name
+
+        def __getattr__(self, name: str) -> Any:
+            # Only an attribute not set comes here: ``raw`` of an object decoded so.
+            if name != "raw":
+                raise AttributeError(
+                    f"{type(self).__qualname__!r} object has no attribute {name!r}"
+                )
+            raw = self.to_dict("1.0")
+            object.__setattr__(self, "raw", raw)  # each subclass's field
+            return raw
+
+
 @dataclass(slots=True, repr=False, eq=False)
-class TextPart(PlainDicts):
+class TextPart(RawMadeAgain):
     """A piece of text (a v0.3 text part has no media type).
 
     A part decoded from v1.0 JSON that holds its text alone (``{"text": ...}``, what the
-    chunks of a streamed artifact are) keeps no copy of that JSON: its ``raw`` is made again,
-    equal to it, the first time it is read.
+    chunks of a streamed artifact are) keeps no copy of that JSON (``RawMadeAgain``).
     """
 
     text: str
     media_type: str | None = None
     metadata: JSONDict | None = None
     raw: JSONDict | None = field(default=None, repr=False, compare=False)
-
-    def __getattr__(self, name: str) -> Any:
-        # Only an attribute not set comes here: ``raw`` of a part decoded so.
-        if name != "raw":
-            raise AttributeError(f"{type(self).__qualname__!r} object has no attribute {name!r}")
-        raw: JSONDict = self.to_dict("1.0")
-        self.raw = raw
-        return raw
 
 
 @dataclass(slots=True, repr=False, eq=False)
@@ -206,8 +218,10 @@ def _first_data(parts: Sequence[Part]) -> Any:
 
 
 @dataclass(slots=True, repr=False, eq=False)
-class Message(PlainDicts):
-    """One turn of a conversation between a user and an agent."""
+class Message(RawMadeAgain):
+    """One turn of a conversation between a user and an agent. One decoded from v1.0 JSON
+    that holds only its id, role, text parts and task and context ids keeps no copy of that
+    JSON (``RawMadeAgain``)."""
 
     role: Role
     parts: list[Part]
@@ -276,10 +290,12 @@ class Artifact(PlainDicts):
 
 
 @dataclass(slots=True, repr=False, eq=False)
-class TaskStatus(PlainDicts):
+class TaskStatus(RawMadeAgain):
     """Where a task stands, with an optional message from the agent.
 
     ``wire_state`` is the state as the agent spelled it; like ``raw``, it is not compared.
+    One decoded from v1.0 JSON as ``to_dict`` writes it keeps no copy of that JSON
+    (``RawMadeAgain``).
     """
 
     state: TaskState

@@ -248,6 +248,33 @@ class MessageStream:
             the card.
     """
 
+    __slots__ = (
+        "__weakref__",
+        "_conn",
+        "_context",
+        "_data",
+        "_deadline",
+        "_decode",
+        "_follower",
+        "_follows",
+        "_guard",
+        "_hooks",
+        "_next",
+        "_observer",
+        "_pending",
+        "_pending_size",
+        "_poll_deadline",
+        "_retry",
+        "_size",
+        "_source",
+        "_span",
+        "_stage",
+        "_traced",
+        "agent",
+        "limits",
+        "method",
+    )
+
     def __init__(
         self,
         source: StreamSource,
@@ -284,7 +311,7 @@ class MessageStream:
         self._decode: Callable[[EventData], StreamEvent] | None = None
         self._deadline = math.inf
         self._poll_deadline = math.inf
-        self._state = "new"  # new -> open -> done
+        self._stage = "new"  # new -> open -> done
         self._pending: StreamEvent | None = None
         self._pending_size = 0
         self._next: Action | None = None  # what to do before reading (a follow-up's start)
@@ -361,9 +388,9 @@ class MessageStream:
         return self
 
     async def _open(self) -> None:
-        if self._state != "new":
+        if self._stage != "new":
             return
-        self._state = "open"
+        self._stage = "open"
         if self.limits.total is not None:
             self._deadline = anyio.current_time() + self.limits.total
         if self._follows is not None:
@@ -415,8 +442,13 @@ class MessageStream:
             self._pending_size = len(resp.content)
             return
 
-    async def __anext__(self) -> StreamEvent:
-        if self._state == "new":
+    def __anext__(self) -> Awaitable[StreamEvent]:
+        if self._stage != "new" and self._span is NO_SPAN:
+            return self._next_event()  # no coroutine of its own for an idle stream to hold
+        return self._opened_next()
+
+    async def _opened_next(self) -> StreamEvent:
+        if self._stage == "new":
             await self._open()
         if self._span is NO_SPAN:  # tracing off: no span to make current
             return await self._next_event()
@@ -428,13 +460,22 @@ class MessageStream:
     async def _next_event(self) -> StreamEvent:
         follower = self._follower
         try:
-            while self._state != "done":
+            while self._stage != "done":
                 event: StreamEvent | None = None
                 if self._next is not None:
                     action, self._next = self._next, None
                 else:
                     try:
-                        event = await self._read()
+                        event = self._take_pending()
+                        if event is None and self._conn is not None:
+                            # Awaited here, not in a coroutine of its own that an idle
+                            # stream would hold. A scope per event costs more than decoding
+                            # it: none without a deadline.
+                            wait = self._conn.next_event()
+                            data = await (
+                                wait if self._deadline == math.inf else self._within(wait)
+                            )
+                            event = self._decoded(data)
                     except A2AClientError as exc:
                         action = follower.read_failed(exc)
                     else:
@@ -501,24 +542,22 @@ class MessageStream:
             await self._close(error)
         return error
 
-    async def _read(self) -> StreamEvent | None:
-        """The next event off the wire (or the pending one), its size in ``_size`` and its
-        data as received in ``_data`` (None: the pending one, kept typed); None when the body
-        ended."""
-        if self._pending is not None:
-            event, self._pending = self._pending, None
+    def _take_pending(self) -> StreamEvent | None:
+        """The event of a plain answer, kept typed (its size in ``_size``, ``_data`` None);
+        None when there is none."""
+        event = self._pending
+        if event is not None:
+            self._pending = None
             self._size = self._pending_size
             self._data = None
-            return event
-        if self._conn is None:
-            return None
-        assert self._decode is not None
-        if self._deadline == math.inf:
-            data = await self._conn.next_event()  # a scope per event costs more than decoding it
-        else:
-            data = await self._within(self._conn.next_event())
+        return event
+
+    def _decoded(self, data: EventData | None) -> StreamEvent | None:
+        """The event of ``data`` off the wire (its size in ``_size``, the data as received
+        in ``_data``); None when the body ended."""
         if data is None:
             return None
+        assert self._decode is not None
         self._size = len(data)
         self._data = data
         return self._decode(data)
@@ -679,7 +718,7 @@ class MessageStream:
     def __del__(self) -> None:
         # As unclosed files and sockets do: the connection was held until now, and is let go
         # by the garbage collector, not by the stream.
-        if self._state == "open":
+        if self._stage == "open":
             warnings.warn(
                 f"unclosed stream of {redacted(self.agent or '')}: use 'async with' or call "
                 "aclose()",
@@ -706,7 +745,7 @@ class MessageStream:
 
     async def _close(self, error: BaseException | None) -> None:
         """Release the connection and end the span with what the stream came to."""
-        self._state = "done"
+        self._stage = "done"
         self._span.end(self.message or self.task, self._context, error)
         # A finished stream keeps what it shows (task, events), not the request and the ways
         # of reading it (its follower, done, reads no more events): a fan-out holds thousands

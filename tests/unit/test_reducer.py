@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from a2a_anyio import (
     Artifact,
@@ -232,3 +233,84 @@ def test_chunks_decoded_from_the_wire_keep_their_text_not_a_copy_of_their_json()
     assert part.raw == {"text": "chunk 00000000000007"} and part.raw is part.raw
     # Each chunk's text and part (about 140 bytes), not its JSON too (about 330 with it).
     assert held < 220 * 1000
+
+
+def test_a_folded_status_and_history_keep_no_copy_of_their_json_nor_of_the_tasks_ids() -> None:
+    import json
+
+    from a2a_anyio._dialects import v1
+
+    tid, ctx = "5225aa5f-6f98-479d-afcd-64a8c8000001", "ba195de2-255e-4cb4-ab8c-96db8c000002"
+
+    def message(role: str, text: str) -> dict[str, object]:
+        return {
+            "messageId": f"m-{text}",
+            "contextId": ctx,
+            "taskId": tid,
+            "role": role,
+            "parts": [{"text": text}],
+        }
+
+    status = {"state": "TASK_STATE_WORKING", "message": message("ROLE_AGENT", "step 1")}
+    snapshot: dict[str, Any] = {
+        "id": tid,
+        "contextId": ctx,
+        "history": [message("ROLE_USER", "hi")],
+    }
+    snapshot["status"] = {"state": "TASK_STATE_SUBMITTED"}
+    update = {
+        "taskId": tid,
+        "contextId": ctx,
+        "status": {**status, "timestamp": "2026-01-01T00:00:00Z"},
+    }
+    reducer = TaskReducer()
+    for event in ({"task": snapshot}, {"statusUpdate": update}):
+        reducer.apply(v1.decode_stream_response(json.loads(json.dumps(event))))
+    task = reducer.task
+    assert task is not None and task.status.message is not None
+    # No raw kept: made again, equal to the JSON, when first read.
+    for obj in (task.status, task.status.message, task.history[0]):
+        assert not _is_set(obj, "raw")
+    assert task.status.raw == update["status"] and task.status.raw is task.status.raw
+    assert task.history[0].raw == snapshot["history"][0]
+    for m in (task.status.message, task.history[0]):
+        # the ids decoded anew from each event's JSON: one string object each all the same
+        assert m.task_id is task.id and m.context_id is task.context_id
+
+
+def _is_set(obj: object, name: str) -> bool:
+    try:
+        object.__getattribute__(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+def test_json_that_to_dict_would_not_write_again_is_kept_as_received() -> None:
+    import json
+
+    from a2a_anyio._dialects import v1
+
+    base = {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "x"}]}
+    for spelled in (
+        {**base, "kind": "message"},  # a member to_dict does not write
+        {**base, "contextId": None},  # null for unset
+        {**base, "role": "agent"},  # another spelling
+        {**base, "parts": [{"text": "x", "mediaType": "text/plain"}]},  # a part keeping its own
+        {**base, "messageId": ""},
+    ):
+        message = v1.decode_message(json.loads(json.dumps(spelled)))
+        assert _is_set(message, "raw") and message.raw == spelled
+        status = v1.decode_status({"state": "TASK_STATE_WORKING", "message": spelled})
+        assert _is_set(status, "raw")
+    for status_json in (
+        {"state": "working"},  # v1.0 spells it TASK_STATE_WORKING
+        {"state": "TASK_STATE_WORKING", "timestamp": None},
+        {"state": "TASK_STATE_WORKING", "message": None},
+        {"state": "TASK_STATE_WORKING", "timestamp": ""},
+        {"state": "TASK_STATE_WORKING", "extra": 1},
+    ):
+        status = v1.decode_status(json.loads(json.dumps(status_json)))
+        assert _is_set(status, "raw") and status.raw == status_json
+    lean = v1.decode_status({"state": "TASK_STATE_WORKING", "message": base})
+    assert not _is_set(lean, "raw") and lean.raw == {"state": "TASK_STATE_WORKING", "message": base}

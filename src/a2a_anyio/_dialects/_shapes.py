@@ -6,6 +6,7 @@ spellings, the ``kind`` discriminator and the ``final`` flag, which each dialect
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,6 +27,12 @@ from a2a_anyio._model import (
 )
 
 
+def _text_alone(part: Any) -> bool:
+    """Whether ``part`` is the JSON of a text part that holds its text alone: one a lean
+    dialect's part decoder keeps no copy of (v1.0's ``decode_part``)."""
+    return type(part) is dict and len(part) == 1 and type(part.get("text")) is str
+
+
 def put(out: JSONDict, **members: Any) -> JSONDict:
     """``out`` with the members whose values are set (not None, empty or false) added."""
     out.update((k, x) for k, x in members.items() if x)
@@ -36,7 +43,10 @@ class Shapes:
     """Decoders and encoders of the shared objects, built on one dialect's Part codec.
 
     ``roles`` and ``states`` spell roles and task states; ``kinds``: messages and tasks
-    carry ``kind``; ``final``: status updates carry ``final``.
+    carry ``kind``; ``final``: status updates carry ``final``; ``lean``: this dialect's JSON
+    is what ``to_dict("1.0")`` writes, and a message or status decoded from JSON that holds
+    exactly that keeps no copy of it (``RawMadeAgain``). The task and context ids of tasks
+    and messages are interned: a task's status and history then share its ids.
     """
 
     def __init__(
@@ -49,6 +59,7 @@ class Shapes:
         kinds: bool = False,
         final: bool = False,
         message_parts: str = "parts",
+        lean: bool = False,
     ) -> None:
         self.decode_part = decode_part
         self.encode_part = encode_part
@@ -57,6 +68,8 @@ class Shapes:
         self.kinds = kinds
         self.final = final
         self.message_parts = message_parts  # v0.3 REST calls a message's parts "content"
+        self.lean = lean
+        self._spelled = {state: states(state) for state in TaskState}  # states' own, at hand
         # The members nearly every message carries: a message with no others skips the
         # lookups of the rest (and of their snake_case spellings).
         self._message_keys = frozenset(
@@ -64,6 +77,10 @@ class Shapes:
         )
 
     def decode_message(self, value: Any) -> Message:
+        return self._message(value)[0]
+
+    def _message(self, value: Any) -> tuple[Message, bool]:
+        """The message, and whether it keeps no copy of its JSON (made again when read)."""
         d = v.obj(value, "message")
         if d.keys() <= self._message_keys:
             mid, ctx, tid = d.get("messageId"), d.get("contextId"), d.get("taskId")
@@ -76,8 +93,24 @@ class Shapes:
             ):
                 role = v.role(d.get("role"))
                 decoded = list(map(self.decode_part, parts))
-                return Message(role, decoded, mid or "", ctx, tid, None, None, None, d)
-        return Message(
+                if ctx is not None:
+                    ctx = sys.intern(ctx)
+                if tid is not None:
+                    tid = sys.intern(tid)
+                message = Message(role, decoded, mid or "", ctx, tid, None, None, None, d)
+                lean = (
+                    self.lean
+                    and bool(mid)
+                    and ctx != ""
+                    and tid != ""
+                    and len(d) == 3 + (ctx is not None) + (tid is not None)  # no kind, no null
+                    and d.get("role") == self.roles[role]
+                    and all(map(_text_alone, parts))
+                )
+                if lean:
+                    del message.raw
+                return message, lean
+        message = Message(
             v.role(d.get("role")),
             list(map(self.decode_part, v.items(d, self.message_parts))),
             v.text(d, "messageId", "message_id") or "",
@@ -88,6 +121,7 @@ class Shapes:
             v.str_list(d, "referenceTaskIds", "reference_task_ids"),
             d,
         )
+        return message, False
 
     def encode_message(self, message: Message) -> JSONDict:
         out: JSONDict = {"kind": "message"} if self.kinds else {}
@@ -115,13 +149,19 @@ class Shapes:
         d = v.obj(value, "status")
         wire = d.get("state")
         msg = d.get("message")
-        return TaskStatus(
-            v.state(wire),
-            self.decode_message(msg) if msg is not None else None,
-            v.text(d, "timestamp"),
-            wire if isinstance(wire, str) else None,
-            d,
-        )
+        message, lean = self._message(msg) if msg is not None else (None, True)
+        stamp = v.text(d, "timestamp")
+        state = v.state(wire)
+        status = TaskStatus(state, message, stamp, wire if isinstance(wire, str) else None, d)
+        if (
+            lean
+            and self.lean
+            and stamp != ""
+            and len(d) == 1 + (msg is not None) + (stamp is not None)  # no null, no other
+            and wire == self._spelled[state]
+        ):
+            del status.raw
+        return status
 
     def encode_status(self, status: TaskStatus) -> JSONDict:
         out: JSONDict = {"state": self.states(status.state)}
@@ -173,8 +213,8 @@ class Shapes:
             fits = ctx is None or type(ctx) is str
             if isinstance(tid, str) and tid and fits and type(arts) is type(hist) is list:
                 return Task(
-                    tid,
-                    ctx,
+                    sys.intern(tid),
+                    ctx if ctx is None else sys.intern(ctx),
                     self.decode_status(status),
                     list(map(self.decode_artifact, arts)),
                     list(map(self.decode_message, hist)),

@@ -89,7 +89,7 @@ def encode_part(part: Part) -> JSONDict:
     return out
 
 
-_SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, v.proto_state)
+_SHAPES = Shapes(decode_part, encode_part, _ROLE_OUT, v.proto_state, lean=True)
 decode_message = _SHAPES.decode_message
 encode_message = _SHAPES.encode_message
 decode_status = _SHAPES.decode_status
