@@ -75,6 +75,12 @@ class AgentPool:
     that starting or ending a request costs the same with thousands of agents and streams,
     on as many origins or behind one; ``max_connections`` caps the connections to each
     origin, over all its pools (None: no cap; the requests past the cap wait for one).
+
+    A pool keeps what it learned: each agent's card, and the connections of streams that
+    ended (their bodies read to the end). The first fan-out to an agent reads its card
+    within the fan-out's deadline, twice the requests of a later one; with thousands of
+    agents and a short deadline, keep the pool, or read the cards beforehand
+    (``pool.client(url).get_card()`` for each).
     """
 
     def __init__(
