@@ -94,8 +94,10 @@ class OwnClient(httpx.AsyncClient):
 #: Connections of one of httpx's transports. Its connection pool goes over all its
 #: connections (and, for each idle one, over all of them again) whenever a request starts or
 #: ends: a pool of C connections costs O(C^2) a request. Small pools keep that cost flat, for
-#: thousands of agents on as many origins, on ten, or behind one.
-SHARD_CONNECTIONS = 10
+#: thousands of agents on as many origins, on ten, or behind one. Each idle connection a
+#: walk meets is also asked whether its socket is readable, which costs more than the rest
+#: of its check: 4 measured cheaper than 10 (docs/performance.md, "Scale").
+SHARD_CONNECTIONS = 4
 #: Idle transports kept alive, with their connections (the least recently used go first):
 #: this many, or as many as were ever in use at once when that is more (a fan-out's agents
 #: between their card and their send, the agents a fan-out will call again); a transport

@@ -71,7 +71,7 @@ class AgentPool:
     Its clients log to ``logger`` and trace when ``tracing`` (see ``A2AClient``).
 
     Its httpx client (unless one is given) keeps small connection pools per agent's origin
-    (at most 10 connections each; an origin with more requests at once has more pools), so
+    (at most 4 connections each; an origin with more requests at once has more pools), so
     that starting or ending a request costs the same with thousands of agents and streams,
     on as many origins or behind one; ``max_connections`` caps the connections to each
     origin, over all its pools (None: no cap; the requests past the cap wait for one).
