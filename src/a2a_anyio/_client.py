@@ -463,12 +463,7 @@ class A2AClient:
         intercepted = self._interception(name, args, credentials, until, part_of, streamed)
         if intercepted is None:
             return await send(args, credentials, no_event), credentials
-        seen = intercepted.op
-
-        async def sent() -> Any:
-            return await send(*applied(seen, args, credentials), intercepted.event)
-
-        return await intercepted.around(sent), with_headers(seen, credentials)
+        return await _around(intercepted, send, args, credentials)
 
     def _interception(
         self,
@@ -769,25 +764,42 @@ class A2AClient:
                 and await self._discovery.can_stream(call, creds)
             )
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
-
-                async def sent(args: OpArgs, creds: Credentials, event: EventHook) -> Any:
-                    if streamed:  # read as any stream is (a span of its own, under the send's)
-                        return await self._streamed(call, on_event, args, creds, event)
-                    # The send's request is the call's own: only the call's deadline bounds it.
-                    result: Task | Message = await self._send(Op.SEND, args, creds, call)
-                    if on_event is not None:
-                        await call_hook(on_event, result)
-                    if blocking and isinstance(result, Task) and not result.status.state.is_final:
-                        result = await self._follow(result, call, on_event, creds)
-                    return result
-
                 # To the interceptors, one operation "send" either way, its follow-up included.
                 send = Send(msg, config)
                 result: Task | Message
-                result, _ = await self._intercepted(
-                    operation, send, creds, call.until, sent, streamed=streamed
-                )
+                if not self._interceptors:  # (no closure, no layer: it runs for every send)
+                    result = await self._sent_message(
+                        call, on_event, streamed, blocking, send, creds
+                    )
+                else:
+                    sent = functools.partial(self._sent_message, call, on_event, streamed, blocking)
+                    result, _ = await self._intercepted(
+                        operation, send, creds, call.until, sent, streamed=streamed
+                    )
             return span.returned(result, call.context)
+
+    async def _sent_message(
+        self,
+        call: CallInProgress,
+        on_event: EventCallback | None,
+        streamed: bool,
+        blocking: bool,
+        args: OpArgs,
+        creds: Credentials,
+        event: EventHook = no_event,
+    ) -> Task | Message:
+        """A send (``args``, as the interceptors left them) within ``call``: read as a
+        stream (``streamed``), else sent, and followed up to its end when ``blocking``;
+        each event told to ``event`` (the send's interceptors) and to ``on_event``."""
+        if streamed:  # read as any stream is (a span of its own, under the send's)
+            return await self._streamed(call, on_event, args, creds, event)
+        # The send's request is the call's own: only the call's deadline bounds it.
+        result: Task | Message = await self._send(Op.SEND, args, creds, call)
+        if on_event is not None:
+            await call_hook(on_event, result)
+        if blocking and isinstance(result, Task) and not result.status.state.is_final:
+            result = await self._follow(result, call, on_event, creds)
+        return result
 
     async def _streamed(
         self,
@@ -1289,6 +1301,19 @@ class A2AClient:
         """
         ref = PushRef(task_id, config_id)
         await self._op(Op.PUSH_DELETE, ref, self._credentials_for(headers), timeout=timeout)
+
+
+async def _around(
+    intercepted: Interception, send: Sending, args: OpArgs, credentials: Credentials
+) -> tuple[Any, Credentials]:
+    """``send`` run inside the interceptors (``A2AClient._intercepted``): a function of its
+    own, so that a call without interceptors makes none of its closure's cells."""
+    seen = intercepted.op
+
+    async def sent() -> Any:
+        return await send(*applied(seen, args, credentials), intercepted.event)
+
+    return await intercepted.around(sent), with_headers(seen, credentials)
 
 
 class _Canceller:
