@@ -110,6 +110,7 @@ if TYPE_CHECKING:
     from a2a_anyio._network import NetworkPolicy
     from a2a_anyio._signing import CardVerifier
     from a2a_anyio._tool import AgentTool, AgentToolProgress
+    from a2a_anyio._wires import Wires
 
 
 T = TypeVar("T")
@@ -1150,7 +1151,7 @@ class A2AClient:
     def _canceller(self, credentials: Credentials) -> Callable[[str], Awaitable[Task]]:
         """Cancels a task a call left behind, with the call's ``credentials``, within the
         client's ``cancel_grace``."""
-        return _Canceller(self._cancel, credentials, self._cancels.grace)
+        return _Canceller(self, credentials, self._cancels.grace)
 
     def cancel_guard(
         self,
@@ -1317,23 +1318,32 @@ async def _around(
 
 
 class _Canceller:
-    """A client's cancel with a call's credentials and a timeout: two small objects each
-    stream and guard holds (a ``functools.partial`` with keywords takes three, and more)."""
+    """A client's cancel with a call's credentials and a timeout: one small object each
+    stream and guard holds (a ``functools.partial`` with keywords takes three, and more;
+    a bound method kept, one more)."""
 
-    __slots__ = ("cancel", "credentials", "timeout")
+    __slots__ = ("client", "credentials", "timeout")
 
-    def __init__(
-        self,
-        cancel: Callable[[str, Credentials, Timeout], Awaitable[Task]],
-        credentials: Credentials,
-        timeout: Timeout,
-    ) -> None:
-        self.cancel = cancel
+    def __init__(self, client: A2AClient, credentials: Credentials, timeout: Timeout) -> None:
+        self.client = client
         self.credentials = credentials
         self.timeout = timeout
 
     def __call__(self, task_id: str) -> Awaitable[Task]:
-        return self.cancel(task_id, self.credentials, self.timeout)
+        return self.client._cancel(task_id, self.credentials, self.timeout)
+
+
+class _FallBack:
+    """``Wires.fall_back`` for one codec: what a stream's wire holds (one object, where a
+    ``functools.partial`` of a bound method is three)."""
+
+    __slots__ = ("codec", "wires")
+
+    def __init__(self, wires: Wires, codec: WireCodec) -> None:
+        self.wires, self.codec = wires, codec
+
+    def __call__(self, exc: A2AClientError) -> bool:
+        return self.wires.fall_back(self.codec, exc)
 
 
 class _ClientStream(StreamSource):
@@ -1378,7 +1388,7 @@ class _ClientStream(StreamSource):
         if encoded is None or encoded[0] is not codec:
             # Encoded once: a retry sends the same request (message id, JSON-RPC id).
             encoded = self._encoded = codec, codec.encode(self._op, self._args)
-        fall_back = functools.partial(client._discovery.wires.fall_back, codec)
+        fall_back = _FallBack(client._discovery.wires, codec)
         return client._exchange.stream(
             codec, encoded[1], self._credentials, fall_back,
             idle_timeout=limits.idle, open_timeout=limits.open,
