@@ -110,6 +110,7 @@ if TYPE_CHECKING:
     from a2a_anyio._network import NetworkPolicy
     from a2a_anyio._signing import CardVerifier
     from a2a_anyio._tool import AgentTool, AgentToolProgress
+    from a2a_anyio._wires import Wires
 
 
 T = TypeVar("T")
@@ -463,12 +464,7 @@ class A2AClient:
         intercepted = self._interception(name, args, credentials, until, part_of, streamed)
         if intercepted is None:
             return await send(args, credentials, no_event), credentials
-        seen = intercepted.op
-
-        async def sent() -> Any:
-            return await send(*applied(seen, args, credentials), intercepted.event)
-
-        return await intercepted.around(sent), with_headers(seen, credentials)
+        return await _around(intercepted, send, args, credentials)
 
     def _interception(
         self,
@@ -769,25 +765,42 @@ class A2AClient:
                 and await self._discovery.can_stream(call, creds)
             )
             async with self._cancels_abandoned(call, cancels, creds, msg.task_id):
-
-                async def sent(args: OpArgs, creds: Credentials, event: EventHook) -> Any:
-                    if streamed:  # read as any stream is (a span of its own, under the send's)
-                        return await self._streamed(call, on_event, args, creds, event)
-                    # The send's request is the call's own: only the call's deadline bounds it.
-                    result: Task | Message = await self._send(Op.SEND, args, creds, call)
-                    if on_event is not None:
-                        await call_hook(on_event, result)
-                    if blocking and isinstance(result, Task) and not result.status.state.is_final:
-                        result = await self._follow(result, call, on_event, creds)
-                    return result
-
                 # To the interceptors, one operation "send" either way, its follow-up included.
                 send = Send(msg, config)
                 result: Task | Message
-                result, _ = await self._intercepted(
-                    operation, send, creds, call.until, sent, streamed=streamed
-                )
+                if not self._interceptors:  # (no closure, no layer: it runs for every send)
+                    result = await self._sent_message(
+                        call, on_event, streamed, blocking, send, creds
+                    )
+                else:
+                    sent = functools.partial(self._sent_message, call, on_event, streamed, blocking)
+                    result, _ = await self._intercepted(
+                        operation, send, creds, call.until, sent, streamed=streamed
+                    )
             return span.returned(result, call.context)
+
+    async def _sent_message(
+        self,
+        call: CallInProgress,
+        on_event: EventCallback | None,
+        streamed: bool,
+        blocking: bool,
+        args: OpArgs,
+        creds: Credentials,
+        event: EventHook = no_event,
+    ) -> Task | Message:
+        """A send (``args``, as the interceptors left them) within ``call``: read as a
+        stream (``streamed``), else sent, and followed up to its end when ``blocking``;
+        each event told to ``event`` (the send's interceptors) and to ``on_event``."""
+        if streamed:  # read as any stream is (a span of its own, under the send's)
+            return await self._streamed(call, on_event, args, creds, event)
+        # The send's request is the call's own: only the call's deadline bounds it.
+        result: Task | Message = await self._send(Op.SEND, args, creds, call)
+        if on_event is not None:
+            await call_hook(on_event, result)
+        if blocking and isinstance(result, Task) and not result.status.state.is_final:
+            result = await self._follow(result, call, on_event, creds)
+        return result
 
     async def _streamed(
         self,
@@ -1138,7 +1151,7 @@ class A2AClient:
     def _canceller(self, credentials: Credentials) -> Callable[[str], Awaitable[Task]]:
         """Cancels a task a call left behind, with the call's ``credentials``, within the
         client's ``cancel_grace``."""
-        return _Canceller(self._cancel, credentials, self._cancels.grace)
+        return _Canceller(self, credentials, self._cancels.grace)
 
     def cancel_guard(
         self,
@@ -1291,24 +1304,46 @@ class A2AClient:
         await self._op(Op.PUSH_DELETE, ref, self._credentials_for(headers), timeout=timeout)
 
 
+async def _around(
+    intercepted: Interception, send: Sending, args: OpArgs, credentials: Credentials
+) -> tuple[Any, Credentials]:
+    """``send`` run inside the interceptors (``A2AClient._intercepted``): a function of its
+    own, so that a call without interceptors makes none of its closure's cells."""
+    seen = intercepted.op
+
+    async def sent() -> Any:
+        return await send(*applied(seen, args, credentials), intercepted.event)
+
+    return await intercepted.around(sent), with_headers(seen, credentials)
+
+
 class _Canceller:
-    """A client's cancel with a call's credentials and a timeout: two small objects each
-    stream and guard holds (a ``functools.partial`` with keywords takes three, and more)."""
+    """A client's cancel with a call's credentials and a timeout: one small object each
+    stream and guard holds (a ``functools.partial`` with keywords takes three, and more;
+    a bound method kept, one more)."""
 
-    __slots__ = ("cancel", "credentials", "timeout")
+    __slots__ = ("client", "credentials", "timeout")
 
-    def __init__(
-        self,
-        cancel: Callable[[str, Credentials, Timeout], Awaitable[Task]],
-        credentials: Credentials,
-        timeout: Timeout,
-    ) -> None:
-        self.cancel = cancel
+    def __init__(self, client: A2AClient, credentials: Credentials, timeout: Timeout) -> None:
+        self.client = client
         self.credentials = credentials
         self.timeout = timeout
 
     def __call__(self, task_id: str) -> Awaitable[Task]:
-        return self.cancel(task_id, self.credentials, self.timeout)
+        return self.client._cancel(task_id, self.credentials, self.timeout)
+
+
+class _FallBack:
+    """``Wires.fall_back`` for one codec: what a stream's wire holds (one object, where a
+    ``functools.partial`` of a bound method is three)."""
+
+    __slots__ = ("codec", "wires")
+
+    def __init__(self, wires: Wires, codec: WireCodec) -> None:
+        self.wires, self.codec = wires, codec
+
+    def __call__(self, exc: A2AClientError) -> bool:
+        return self.wires.fall_back(self.codec, exc)
 
 
 class _ClientStream(StreamSource):
@@ -1353,7 +1388,7 @@ class _ClientStream(StreamSource):
         if encoded is None or encoded[0] is not codec:
             # Encoded once: a retry sends the same request (message id, JSON-RPC id).
             encoded = self._encoded = codec, codec.encode(self._op, self._args)
-        fall_back = functools.partial(client._discovery.wires.fall_back, codec)
+        fall_back = _FallBack(client._discovery.wires, codec)
         return client._exchange.stream(
             codec, encoded[1], self._credentials, fall_back,
             idle_timeout=limits.idle, open_timeout=limits.open,

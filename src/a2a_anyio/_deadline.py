@@ -108,15 +108,23 @@ class Call:
         return self.context.get("agent")
 
 
+def sooner(when: float) -> bool:
+    """True when the cancel scopes around the running task end it before ``when`` (or have
+    ended it): a scope with that deadline would never fire."""
+    return anyio.current_effective_deadline() < when
+
+
 class deadline:  # named as a function: ``with deadline(...) as call``
     """Run the block within ``seconds`` (None: no limit of its own). At the deadline the
     block is cancelled and ``A2ATimeoutError(timeout="deadline")`` raised. ``parent``: the
     call this one is part of, whose deadline (kept by the parent's scope) bounds it too:
     ``until`` is the nearer of the two, for the waits that must not outlast it.
 
-    A class rather than a generator: it runs around every call."""
+    A class rather than a generator: it runs around every call. A deadline the enclosing
+    scopes keep sooner (a fan-out's around each of its calls) makes no scope of its own: it
+    could never fire, and each scope costs objects that live as long as the call."""
 
-    __slots__ = ("_call", "_scope", "_seconds")
+    __slots__ = ("_call", "_own", "_scope", "_seconds")
 
     def __init__(
         self,
@@ -132,15 +140,17 @@ class deadline:  # named as a function: ``with deadline(...) as call``
         self._seconds = seconds
         self._scope: anyio.CancelScope | None = None
         if seconds is None:
+            self._own = math.inf
             self._call = Call(outer, context, parent)
             return
-        own = anyio.current_time() + seconds
+        self._own = own = anyio.current_time() + seconds
         self._call = Call(min(own, outer), context, parent)
-        self._scope = anyio.CancelScope(deadline=own)
 
     def __enter__(self) -> Call:
-        if self._scope is not None:
-            self._scope.__enter__()
+        own = self._own
+        if own != math.inf and not sooner(own):
+            self._scope = scope = anyio.CancelScope(deadline=own)
+            scope.__enter__()
         return self._call
 
     def __exit__(

@@ -4,7 +4,6 @@ retry policy, opened as a stream, or a call answered either way."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
@@ -109,7 +108,7 @@ class Exchange:
         conn = self.carriers.of(codec).stream(
             request, credentials, idle_timeout=idle_timeout, open_timeout=open_timeout
         )
-        failed = functools.partial(self.raise_asking, credentials=credentials)
+        failed = _Asking(self, credentials)
         return StreamWire(conn, codec, request, fall_back, self.types, failed)
 
     async def events(
@@ -167,3 +166,16 @@ class Exchange:
             return result
         finally:
             await conn.aclose()
+
+
+class _Asking:
+    """``Exchange.raise_asking`` with a stream's credentials: what its wire holds (one
+    object, where a ``functools.partial`` of a bound method with a keyword is three)."""
+
+    __slots__ = ("credentials", "exchange")
+
+    def __init__(self, exchange: Exchange, credentials: Credentials) -> None:
+        self.exchange, self.credentials = exchange, credentials
+
+    def __call__(self, exc: A2AAuthError) -> NoReturn:
+        self.exchange.raise_asking(exc, self.credentials)

@@ -9,12 +9,17 @@ where their own I/O waits; what a refusal is stays each transport's own (HTTP 40
 from __future__ import annotations
 
 import math
+from contextlib import AbstractContextManager, nullcontext
 
 import anyio
 
 from a2a_anyio._auth import Credentials
+from a2a_anyio._deadline import sooner
 from a2a_anyio._errors import A2ATimeoutError, ErrorContext
 from a2a_anyio._observe import redacted
+
+#: No scope: a limit the stream has not, or one the scopes around it keep sooner.
+_UNSCOPED = nullcontext()
 
 
 async def renew(credentials: Credentials | None, url: str) -> bool:
@@ -46,12 +51,14 @@ class StreamTimeouts:
         self.open = open
         self._scope: anyio.CancelScope | None = None  # the idle limit of the wait now
 
-    def opening(self) -> anyio.CancelScope:
-        """A scope that ends the opening at the open limit (without one: never)."""
+    def opening(self) -> AbstractContextManager[object]:
+        """A scope that ends the opening at the open limit (without one, or one the scopes
+        around the stream keep sooner: none)."""
         limit = self.open
-        return anyio.CancelScope(
-            deadline=math.inf if limit is None else anyio.current_time() + limit
-        )
+        if limit is None:
+            return _UNSCOPED
+        until = anyio.current_time() + limit
+        return _UNSCOPED if sooner(until) else anyio.CancelScope(deadline=until)
 
     def open_expired(self) -> A2ATimeoutError:
         return A2ATimeoutError(

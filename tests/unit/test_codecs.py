@@ -798,3 +798,14 @@ def test_int_ids_are_tolerated() -> None:
     assert task.id == "17"
     assert task.state is TaskState.COMPLETED
     assert task.status.wire_state is None
+
+
+def test_codecs_alike_share_their_header_tables() -> None:
+    one = codec_for("jsonrpc", "1.0", "http://a.example/")
+    other = codec_for("jsonrpc", "1.0", "http://b.example/")
+    for op in (Op.SEND, Op.STREAM):
+        assert one.headers(op) is other.headers(op)
+    assert one.headers(Op.SEND, either=True) is other.headers(Op.SEND, either=True)
+    opted = codec_for("jsonrpc", "1.0", "http://a.example/", extensions=["urn:x"])
+    assert opted.headers(Op.SEND) is not one.headers(Op.SEND)
+    assert opted.headers(Op.SEND)["A2A-Extensions"] == "urn:x"

@@ -244,3 +244,23 @@ async def test_a_users_own_scope_ends_a_call_with_retries_pending() -> None:
         with anyio.move_on_after(12) as scope:
             await client.get_task("t-1")
     assert scope.cancelled_caught and anyio.current_time() == 12
+
+
+@on_mock_clock()
+async def test_a_deadline_kept_sooner_around_the_call_makes_no_scope() -> None:
+    from a2a_anyio._deadline import deadline
+
+    with anyio.move_on_after(2) as around:
+        within = deadline(5, agent=BASE, operation="send")
+        with within as call:
+            assert within._scope is None  # the fan-out's scope ends it first
+            assert call.until == pytest.approx(anyio.current_time() + 5)
+            await anyio.sleep(10)
+    assert around.cancelled_caught
+    with (
+        anyio.move_on_after(9),
+        pytest.raises(A2ATimeoutError) as raised,
+        deadline(5, agent=BASE, operation="send"),
+    ):
+        await anyio.sleep(10)  # its own limit is the sooner: its error
+    assert raised.value.timeout == "deadline"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 
@@ -86,7 +87,7 @@ async def test_the_open_limit_and_its_error() -> None:
     started = anyio.current_time()
     with timeouts.opening() as scope:
         await anyio.sleep(10)
-    assert scope.cancelled_caught
+    assert isinstance(scope, anyio.CancelScope) and scope.cancelled_caught
     assert anyio.current_time() - started == pytest.approx(2)
     error = timeouts.open_expired()
     assert isinstance(error, A2ATimeoutError)
@@ -95,7 +96,22 @@ async def test_the_open_limit_and_its_error() -> None:
         f"stream open timeout: no whole answer from {URL} within 2s",
     )
     without = StreamTimeouts(URL, {}, idle=None, open=None)
-    assert without.opening().deadline == float("inf")
+    with without.opening():
+        await anyio.sleep(10)  # no limit: not cut
+
+
+@on_mock_clock()
+async def test_an_open_limit_kept_sooner_around_it_makes_no_scope() -> None:
+    timeouts = StreamTimeouts(URL, {"agent": URL}, idle=None, open=5)
+    with anyio.move_on_after(2) as around:
+        opening = timeouts.opening()
+        assert not isinstance(opening, anyio.CancelScope)
+        with opening:
+            await anyio.sleep(10)
+    assert around.cancelled_caught
+    with anyio.move_on_after(9):
+        assert isinstance(timeouts.opening(), anyio.CancelScope)
+        await anyio.lowlevel.checkpoint()
 
 
 async def test_each_request_goes_to_its_own_url_and_few_parsed_urls_are_kept() -> None:

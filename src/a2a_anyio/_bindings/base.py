@@ -284,6 +284,29 @@ class EventDecoder(ABC):
         return ends_stream(event, opening=opening)
 
 
+#: The read-only header tables of the codecs, by their unary headers: codecs alike share
+#: them (a pool's clients make two codecs each, and each table is two objects).
+_TABLES: dict[tuple[tuple[str, str], ...], tuple[Mapping[str, str], ...]] = {}
+
+
+def header_tables(
+    unary: dict[str, str],
+) -> tuple[Mapping[str, str], Mapping[str, str], Mapping[str, str]]:
+    """The headers of a unary request, of a stream's and of a call that may be answered
+    with JSON or with an event stream, read-only and shared."""
+    key = tuple(unary.items())
+    tables = _TABLES.get(key)
+    if tables is None:
+        if len(_TABLES) >= 256:  # extensions vary per client: bounded all the same
+            _TABLES.clear()
+        tables = _TABLES[key] = (
+            MappingProxyType(unary),
+            MappingProxyType({**unary, "Accept": "text/event-stream"}),
+            MappingProxyType({**unary, "Accept": "application/json, text/event-stream"}),
+        )
+    return tables[0], tables[1], tables[2]
+
+
 class WireCodec(ABC):
     """One binding speaking one dialect at one interface URL: sans-IO ``encode`` /
     ``decode``.
@@ -324,14 +347,8 @@ class WireCodec(ABC):
         self.extensions = tuple(extensions)
         self._ids = itertools.count(1)
         self._bind()
-        unary = self._base_headers()
-        self._unary_headers: Mapping[str, str] = MappingProxyType(unary)
-        self._stream_headers: Mapping[str, str] = MappingProxyType(
-            {**unary, "Accept": "text/event-stream"}
-        )
-        #: A call that may be answered with JSON or with an event stream.
-        self._either_headers: Mapping[str, str] = MappingProxyType(
-            {**unary, "Accept": "application/json, text/event-stream"}
+        self._unary_headers, self._stream_headers, self._either_headers = header_tables(
+            self._base_headers()
         )
 
     def _bind(self) -> None:  # noqa: B027 (most bindings need nothing more)

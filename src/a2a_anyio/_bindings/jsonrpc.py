@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 from urllib.parse import urljoin
 
@@ -20,6 +19,7 @@ from a2a_anyio._bindings.base import (
     WireCodec,
     WireRequest,
     header,
+    header_tables,
     loads,
     loads_event,
     not_json,
@@ -351,7 +351,7 @@ class JsonRpcCodec(WireCodec):
     def _bind(self) -> None:
         self.methods = METHODS[self.version]
         self._gets = PLAIN_GETS.get(self.version, {})
-        self._get_headers: Mapping[str, str] = MappingProxyType(self._extension_headers())
+        self._get_headers = header_tables(self._extension_headers())[0]
 
     def supports(self, op: Op) -> bool:
         if op is Op.CALL:
