@@ -10,7 +10,9 @@ from __future__ import annotations
 import enum
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import TracebackType
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
@@ -108,10 +110,28 @@ class Call:
         return self.context.get("agent")
 
 
+#: The deadline of a scope of the library's own around the running task, which nothing
+#: moves (a fan-out's; ``held``).
+_HELD: ContextVar[float] = ContextVar("a2a_anyio_held_deadline", default=math.inf)
+
+
+@contextmanager
+def held(scope: anyio.CancelScope) -> Iterator[None]:
+    """Tell the calls made inside the block (in tasks started in it too) that ``scope``,
+    the library's own and never moved, bounds them (``sooner``)."""
+    token = _HELD.set(scope.deadline)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
 def sooner(when: float) -> bool:
-    """True when the cancel scopes around the running task end it before ``when`` (or have
-    ended it): a scope with that deadline would never fire."""
-    return anyio.current_effective_deadline() < when
+    """True when a scope ``held`` keeps around the running task ends it at or before
+    ``when`` and is the nearest around it: a scope with that deadline would never fire. A
+    caller's own scope never counts, since the caller may move its deadline later."""
+    kept = _HELD.get()
+    return kept <= when and anyio.current_effective_deadline() == kept
 
 
 class deadline:  # named as a function: ``with deadline(...) as call``
@@ -120,9 +140,9 @@ class deadline:  # named as a function: ``with deadline(...) as call``
     call this one is part of, whose deadline (kept by the parent's scope) bounds it too:
     ``until`` is the nearer of the two, for the waits that must not outlast it.
 
-    A class rather than a generator: it runs around every call. A deadline the enclosing
-    scopes keep sooner (a fan-out's around each of its calls) makes no scope of its own: it
-    could never fire, and each scope costs objects that live as long as the call."""
+    A class rather than a generator: it runs around every call. A deadline that a fan-out's
+    own scope keeps sooner (``sooner``) makes no scope of its own: it could never fire, and
+    each scope costs objects that live as long as the call."""
 
     __slots__ = ("_call", "_own", "_scope", "_seconds")
 

@@ -17,6 +17,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from a2a_anyio._abandon import CancelGuard, CancelOutcome
 from a2a_anyio._client import A2AClient
+from a2a_anyio._deadline import held
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._intercept import call_hook
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
@@ -151,7 +152,7 @@ class MergedStreams:
                 deadline = self._deadline
                 if self.stream_timeout is not None:
                     deadline = min(deadline, anyio.current_time() + self.stream_timeout)
-                with anyio.CancelScope(deadline=deadline) as scope:
+                with anyio.CancelScope(deadline=deadline) as scope, held(scope):
                     try:
                         async with stream:
                             async for event in stream:
@@ -332,7 +333,7 @@ async def send_all(
             if first is not None and answered >= first:
                 group.cancel_scope.cancel()
 
-    with anyio.move_on_after(timeout) as deadline:
+    with anyio.move_on_after(timeout) as deadline, held(deadline):
         async with anyio.create_task_group() as group:
             for result, (_, client) in zip(results, named, strict=True):
                 group.start_soon(run, result, client, group)

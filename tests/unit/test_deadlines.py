@@ -247,10 +247,10 @@ async def test_a_users_own_scope_ends_a_call_with_retries_pending() -> None:
 
 
 @on_mock_clock()
-async def test_a_deadline_kept_sooner_around_the_call_makes_no_scope() -> None:
-    from a2a_anyio._deadline import deadline
+async def test_a_deadline_a_fan_outs_scope_keeps_sooner_makes_no_scope() -> None:
+    from a2a_anyio._deadline import deadline, held
 
-    with anyio.move_on_after(2) as around:
+    with anyio.move_on_after(2) as around, held(around):
         within = deadline(5, agent=BASE, operation="send")
         with within as call:
             assert within._scope is None  # the fan-out's scope ends it first
@@ -258,9 +258,29 @@ async def test_a_deadline_kept_sooner_around_the_call_makes_no_scope() -> None:
             await anyio.sleep(10)
     assert around.cancelled_caught
     with (
-        anyio.move_on_after(9),
+        anyio.move_on_after(9) as around,
+        held(around),
         pytest.raises(A2ATimeoutError) as raised,
         deadline(5, agent=BASE, operation="send"),
     ):
         await anyio.sleep(10)  # its own limit is the sooner: its error
     assert raised.value.timeout == "deadline"
+
+
+@on_mock_clock()
+async def test_a_callers_scope_that_moves_later_leaves_the_calls_own_deadline() -> None:
+    from a2a_anyio._deadline import deadline
+
+    async def move_later(scope: anyio.CancelScope) -> None:
+        await anyio.sleep(1)
+        scope.deadline = anyio.current_time() + 20
+
+    async with anyio.create_task_group() as tg:
+        with anyio.move_on_after(2) as around:
+            tg.start_soon(move_later, around)
+            with (
+                pytest.raises(A2ATimeoutError) as raised,
+                deadline(5, agent=BASE, operation="send"),
+            ):
+                await anyio.sleep(10)
+    assert raised.value.timeout == "deadline" and anyio.current_time() == 5

@@ -123,6 +123,24 @@ async def test_deadline_cancels_the_straggler() -> None:
 
 
 @on_mock_clock()
+async def test_the_calls_of_a_fan_out_know_its_scope_bounds_them() -> None:
+    from a2a_anyio._deadline import sooner
+
+    agents = Agents()
+    bounded: list[bool] = []
+
+    def on_event(event: Any) -> None:
+        bounded.append(sooner(anyio.current_time() + 10))
+
+    await fan_out(agents.clients("a", "b"), "hi", timeout=5, on_event=on_event)
+    assert bounded == [True, True]  # their own 10 s limits would need no scope
+    await fan_out(agents.clients("a"), "hi", timeout=20, on_event=on_event)
+    with anyio.move_on_after(5):  # a caller's scope, which the caller may move: never
+        await agents.clients("a")[0].send_message("hi", on_event=on_event)
+    assert bounded == [True, True, False, False]
+
+
+@on_mock_clock()
 async def test_first_k_returns_as_soon_as_k_answered() -> None:
     agents = Agents()
     agents.delay.update({"a": 4, "b": 1, "c": 3, "d": 2})

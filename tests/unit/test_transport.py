@@ -101,15 +101,20 @@ async def test_the_open_limit_and_its_error() -> None:
 
 
 @on_mock_clock()
-async def test_an_open_limit_kept_sooner_around_it_makes_no_scope() -> None:
+async def test_an_open_limit_a_fan_outs_scope_keeps_sooner_makes_no_scope() -> None:
+    from a2a_anyio._deadline import held
+
     timeouts = StreamTimeouts(URL, {"agent": URL}, idle=None, open=5)
-    with anyio.move_on_after(2) as around:
+    with anyio.move_on_after(2):
+        assert isinstance(timeouts.opening(), anyio.CancelScope)  # the caller's may move
+        await anyio.lowlevel.checkpoint()
+    with anyio.move_on_after(2) as around, held(around):
         opening = timeouts.opening()
         assert not isinstance(opening, anyio.CancelScope)
         with opening:
             await anyio.sleep(10)
     assert around.cancelled_caught
-    with anyio.move_on_after(9):
+    with anyio.move_on_after(9) as around, held(around):
         assert isinstance(timeouts.opening(), anyio.CancelScope)
         await anyio.lowlevel.checkpoint()
 
