@@ -1367,7 +1367,7 @@ class _ClientStream(StreamSource):
     ) -> None:
         self._client = client
         self._op = op
-        self._args = args
+        self._args: OpArgs | None = args  # None once the stream is open: never sent again
         self._within = within
         self._credentials = credentials
         self._encoded: tuple[WireCodec, WireRequest[Any]] | None = None
@@ -1381,18 +1381,26 @@ class _ClientStream(StreamSource):
     async def open(self, limits: StreamLimits) -> StreamWire:
         client = self._client
         client._check_open()
+        args = self._args
+        if args is None:
+            raise RuntimeError("a stream's first request is sent again only before it opens")
         if isinstance(self.hooks, Interception):  # as the interceptors left them
-            self._args, self._credentials = applied(self.hooks.op, self._args, self._credentials)
+            args, self._credentials = applied(self.hooks.op, args, self._credentials)
+            self._args = args
         codec = await client._discovery.codec(None, self._credentials, self.method)
         encoded = self._encoded
         if encoded is None or encoded[0] is not codec:
             # Encoded once: a retry sends the same request (message id, JSON-RPC id).
-            encoded = self._encoded = codec, codec.encode(self._op, self._args)
+            encoded = self._encoded = codec, codec.encode(self._op, args)
         fall_back = _FallBack(client._discovery.wires, codec)
         return client._exchange.stream(
             codec, encoded[1], self._credentials, fall_back,
             idle_timeout=limits.idle, open_timeout=limits.open,
         )  # fmt: skip
+
+    def opened(self) -> None:
+        # An open stream holds thousands of idle twins: the message sent goes with it.
+        self._args = self._encoded = None
 
     async def reattach(self, task_id: str, limits: StreamLimits) -> StreamWire:
         again = _ClientStream(

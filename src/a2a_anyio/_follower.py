@@ -21,7 +21,7 @@ from a2a_anyio._errors import (
     A2ATimeoutError,
     ErrorContext,
 )
-from a2a_anyio._model import Message, StreamEvent, Task
+from a2a_anyio._model import Message, StreamEvent, Task, TaskArtifactUpdateEvent, TextPart
 from a2a_anyio._reducer import TaskReducer
 
 if TYPE_CHECKING:
@@ -35,13 +35,53 @@ DEFAULT_KEEP_EVENTS = 3
 #: A kept event: its data as received, its size, and the decoder that types it again when
 #: asked (a received event's data takes a fraction of what the typed event and its JSON do:
 #: a 500-byte status update, 0.6 against 2.6 KB; kept events are rarely asked for); or the
-#: typed event itself, its size and None.
-Kept = tuple[Any, int, "Callable[[EventData], StreamEvent] | None"]
+#: typed event itself, its size and None; or a chunk's data split around its text (``Split``),
+#: its size and ``_joined``.
+Kept = tuple[Any, int, "Callable[[Any], StreamEvent] | None"]
 
 
 def _typed(kept: Kept) -> StreamEvent:
     value, _, decode = kept
     return value if decode is None else decode(value)
+
+
+#: A chunk's data as kept: the text before its text, its text (the string the task holds),
+#: the text after it, and the decoder that types the whole again.
+Split = tuple[str, str, str, "Callable[[EventData], StreamEvent]"]
+
+
+def _split(event: StreamEvent, data: Any, decode: Any, last: Split | None) -> Split | None:
+    """``data``, a chunk's whose one text part appears as it is in it, split around that
+    text, which the task holds: the rest only is kept, the very strings of the chunk split
+    ``last`` when they are the same (the chunks of one artifact have the same ids and
+    envelope). None for any other event."""
+    if type(data) is not str or not isinstance(event, TaskArtifactUpdateEvent):
+        return None
+    parts = event.artifact.parts
+    if len(parts) != 1 or type(part := parts[0]) is not TextPart:
+        return None
+    text = part.text
+    if len(text) <= 64:  # a short one: not worth a tuple
+        return None
+    if last is not None:
+        head, tail = last[0], last[2]
+        at = len(head)
+        if (
+            len(data) == at + len(text) + len(tail)
+            and data.startswith(head)
+            and data.startswith(text, at)
+            and data.endswith(tail)
+        ):
+            return head, text, tail, decode
+    at = data.find(text[:16])  # (a long needle takes longer to set up than to find)
+    if at < 0 or not data.startswith(text, at):
+        return None
+    return data[:at], text, data[at + len(text) :], decode
+
+
+def _joined(split: Split) -> StreamEvent:
+    head, text, tail, decode = split
+    return decode(head + text + tail)
 
 
 class ActionKind(enum.Enum):
@@ -142,7 +182,8 @@ class StreamFollower:
     the cut fails the stream.
 
     ``events`` keeps the latest ``keep_events`` delivered events (None: all, 0: none): as
-    received when ``event`` is told how (its data and decoder), typed again when asked. The
+    received when ``event`` is told how (its data and decoder; a chunk's data without the
+    text the task holds too, ``_split``), typed again when asked. The
     error of a FAIL carries them; when the failure adds to an error read off the wire (the
     events, why it was not repaired), it is a new error caused by that one. ``context`` says
     where the follower's own errors happened (the shell sets it for each connection). With
@@ -162,6 +203,7 @@ class StreamFollower:
         "_generation",
         "_keep",
         "_kept_bytes",
+        "_last_split",
         "_max_bytes",
         "_max_polls",
         "_phase",
@@ -210,6 +252,7 @@ class StreamFollower:
         self._events: list[Kept | None] = []
         self._first = 0
         self._kept_bytes = 0
+        self._last_split: Split | None = None  # the chunk kept last, split (``_split``)
         self._reducer = TaskReducer()
         self._phase = _Phase.STREAMING
         self._resumes = 0
@@ -306,7 +349,16 @@ class StreamFollower:
             self._phase = _Phase.STREAMING
             self._seen = None
             missed = self._missed(event)
-        self._record(event, size, (event, size, None) if decode is None else (data, size, decode))
+        kept: Kept
+        if decode is None:
+            kept = (event, size, None)
+        elif self._keep == 0:
+            kept = (data, size, decode)  # (not kept)
+        else:
+            split = _split(event, data, decode, self._last_split)
+            self._last_split = split
+            kept = (data, size, decode) if split is None else (split, size, _joined)
+        self._record(event, size, kept)
         limit = self._max_bytes
         if limit is not None and self._reducer.size > limit:
             return self._too_large()

@@ -46,6 +46,8 @@ _UNSCOPED = nullcontext()
 #: again; a body that does not end by then is closed with its connection, as any other.
 DRAIN_GRACE = 0.05
 DRAIN_BYTES = 64 * 1024
+#: The headers of a connection whose request went out: it is not sent again.
+_SENT: Mapping[str, str] = {}
 
 
 def oversize(url: str, limit: int, context: ErrorContext) -> A2AProtocolError:
@@ -173,7 +175,11 @@ class SSEConnection:
         self._content = content
         # A request that accepts JSON too (a call that may stream) says so itself.
         accept = headers.get("Accept", "text/event-stream")
-        self._headers = {**headers, "Accept": accept, "Cache-Control": "no-store"}
+        self._headers: Mapping[str, str] = {
+            **headers,
+            "Accept": accept,
+            "Cache-Control": "no-store",
+        }
         self._response: httpx.Response | None = None
         self._events: AsyncIterator[ServerSentEvent] | None = None
         self._body: _CountedBody | None = None  # what the events are framed from
@@ -247,6 +253,9 @@ class SSEConnection:
         except HTTPX_ERRORS as exc:
             raise self._error(exc) from exc
         self._response = response
+        # Sent, never again: an idle stream holds none of what made its request.
+        self._content = self._on_405 = self._credentials = None
+        self._headers = _SENT
         ctype = response.headers.get("content-type", "")
         if response.status_code != 200 or "text/event-stream" not in ctype:
             try:

@@ -182,6 +182,10 @@ class StreamSource(ABC):
     async def open(self, limits: StreamLimits) -> StreamWire:
         """The connection (not yet opened, within ``limits``) and how to read it."""
 
+    def opened(self) -> None:  # noqa: B027 - most sources keep nothing for the first open
+        """The stream is open: ``open`` is not called again, and what only it needed (the
+        request, its message) may go."""
+
     async def reattach(self, task_id: str, limits: StreamLimits) -> StreamWire:
         """The connection re-attached to ``task_id``'s events."""
         raise NotImplementedError
@@ -412,6 +416,7 @@ class MessageStream:
                     until=self._deadline,
                     observer=self._observer,
                 )
+                source.opened()
             except BaseException as exc:
                 await self._fail(exc)
 

@@ -814,6 +814,23 @@ async def test_the_events_kept_are_held_as_received_and_typed_again_when_asked()
     assert stream.events == kept  # equal each time, made anew
 
 
+async def test_an_open_stream_lets_go_of_the_message_it_sent() -> None:
+    # An idle stream holds what it reads on with, not the request that opened it.
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", [v1_task()], hang=True)
+    payload = Payload(report="x" * 1000)
+    sent = weakref.ref(payload)
+    async with (
+        connect(agent) as client,
+        client.stream_message(Message.user(data=payload)) as stream,
+    ):
+        del payload
+        await stream.__anext__()
+        gc.collect()
+        assert sent() is None
+        assert stream.task is not None
+
+
 async def test_an_error_carries_the_latest_three_events_by_default() -> None:
     agent = StreamingAgent()
     agent.stream("SendStreamingMessage", long_stream(10)[:-1])  # cut before the end
