@@ -11,8 +11,8 @@ first, briefly and unframed (``SSEConnection.aclose(drain=True)``), so its conne
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import nullcontext, suppress
-from types import TracebackType
+from contextlib import suppress
+from types import MappingProxyType, TracebackType
 
 import anyio
 import httpx
@@ -32,22 +32,20 @@ from a2a_anyio._http import (
     unlimited,
 )
 from a2a_anyio._observe import redacted
-from a2a_anyio._transport_rules import StreamTimeouts
+from a2a_anyio._transport_rules import UNSCOPED, StreamTimeouts
 
 #: A request sent again in another form: method, URL, body.
 Resend = tuple[str, str, bytes | None]
 _BOM = b"\xef\xbb\xbf"
 #: Every way a blank line (the end of an event) can be spelled with CR, LF and CRLF.
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
-#: A wait with no limit of ours: httpx's read timeout keeps the idle limit, or there is none.
-_UNSCOPED = nullcontext()
 #: A stream closed at its end (its final event came) reads the rest of its body, discarded,
 #: for at most this long (seconds) and this many bytes, so that its connection can be used
 #: again; a body that does not end by then is closed with its connection, as any other.
 DRAIN_GRACE = 0.05
 DRAIN_BYTES = 64 * 1024
 #: The headers of a connection whose request went out: it is not sent again.
-_SENT: Mapping[str, str] = {}
+_SENT: Mapping[str, str] = MappingProxyType({})
 
 
 def oversize(url: str, limit: int, context: ErrorContext) -> A2AProtocolError:
@@ -214,7 +212,7 @@ class SSEConnection:
         connect = self._transport.unary_timeout.connect
         timeout = unlimited(connect, idle if by_transport else None)
         with timeouts.opening():
-            with timeouts.waiting() if self._scoped else _UNSCOPED:
+            with timeouts.waiting() if self._scoped else UNSCOPED:
                 try:
                     return await self._open(timeout)
                 finally:
@@ -316,7 +314,7 @@ class SSEConnection:
         if events is None:
             return None
         scoped = self._scoped
-        with self.timeouts.waiting() if scoped else _UNSCOPED:
+        with self.timeouts.waiting() if scoped else UNSCOPED:
             try:
                 while True:
                     try:

@@ -18,8 +18,9 @@ from a2a_anyio._deadline import sooner
 from a2a_anyio._errors import A2ATimeoutError, ErrorContext
 from a2a_anyio._observe import redacted
 
-#: No scope: a limit the stream has not, or one the scopes around it keep sooner.
-_UNSCOPED = nullcontext()
+#: No scope: a limit the stream has not, one kept elsewhere (httpx's read timeout), or one
+#: a fan-out's own scope keeps sooner.
+UNSCOPED = nullcontext()
 
 
 async def renew(credentials: Credentials | None, url: str) -> bool:
@@ -52,13 +53,13 @@ class StreamTimeouts:
         self._scope: anyio.CancelScope | None = None  # the idle limit of the wait now
 
     def opening(self) -> AbstractContextManager[object]:
-        """A scope that ends the opening at the open limit (without one, or one the scopes
-        around the stream keep sooner: none)."""
+        """A scope that ends the opening at the open limit (without one, or one a fan-out's
+        own scope keeps sooner: none)."""
         limit = self.open
         if limit is None:
-            return _UNSCOPED
+            return UNSCOPED
         until = anyio.current_time() + limit
-        return _UNSCOPED if sooner(until) else anyio.CancelScope(deadline=until)
+        return UNSCOPED if sooner(until) else anyio.CancelScope(deadline=until)
 
     def open_expired(self) -> A2ATimeoutError:
         return A2ATimeoutError(
