@@ -10,6 +10,7 @@ abandoned" (``abandons``), and the one request that cancels it (``cancel_abandon
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -122,6 +123,7 @@ async def cancel_abandoned(
     if task_id is None or not seen.running:
         return None
     where = redacted(agent or "")
+    ended = sys.exc_info()[1]  # what ended the call, when it is being handled
     with anyio.CancelScope(shield=True) as scope:
 
         def sent() -> None:
@@ -136,9 +138,11 @@ async def cancel_abandoned(
                 "could not cancel abandoned task %s at %s: %s: %s",
                 clipped(task_id), where, type(exc).__name__, redacted(str(exc)),
             )  # fmt: skip
+            _unchain(exc, ended)
             return CancelOutcome(task_id, error=exc)
         finally:
             ON_SENT.reset(token)
+            del ended  # (the traceback of an error caught here keeps this frame)
     if scope.cancelled_caught:
         observer.happened(
             "a2a.cancel_abandoned", {"error.type": "A2ATimeoutError"},
@@ -158,6 +162,18 @@ async def cancel_abandoned(
         "cancelled abandoned task %s at %s: %s", clipped(task_id), where, state,
     )  # fmt: skip
     return CancelOutcome(task_id, task)
+
+
+def _unchain(error: BaseException, ended: BaseException | None) -> None:
+    """Cut ``error``'s implicit context where it reaches ``ended``: what ended the call is not
+    what its cancel's failure came from, and the call's frames, which the traceback of
+    ``ended`` keeps, hold the outcome that holds ``error`` (a cycle)."""
+    link = error
+    while ended is not None and link.__context__ is not None:
+        if link.__context__ is ended:
+            link.__context__ = None
+            return
+        link = link.__context__
 
 
 class CancelGuard:

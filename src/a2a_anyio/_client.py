@@ -11,7 +11,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextlib import AbstractContextManager as ContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -92,6 +92,7 @@ from a2a_anyio._model import (
     TaskPage,
     TaskState,
 )
+from a2a_anyio._no_context import NO_CONTEXT
 from a2a_anyio._observe import Span
 from a2a_anyio._options import (
     DEFAULT_IDLE_TIMEOUT,
@@ -116,7 +117,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 #: The guard of a call without ``cancel_on_exit``: none.
-_UNGUARDED: AbstractAsyncContextManager[None] = nullcontext()
+_UNGUARDED: AbstractAsyncContextManager[None] = NO_CONTEXT
 
 
 class A2AClient:
@@ -1037,8 +1038,9 @@ class A2AClient:
         *,
         hooks: bool = True,
     ) -> MessageStream:
-        """A stream of ``op``, an operation of its own to the interceptors unless ``hooks``
-        is false (a send that streams is the send's)."""
+        """A stream of ``op``, an operation of its own unless ``hooks`` is false: a send that
+        streams is the send's, to the interceptors and for the cancel of what it abandons
+        (the send's guard), and nobody can ask its stream to cancel."""
         check_timeout(idle_timeout, "idle_timeout")
         check_timeout(total_timeout, "total_timeout")
         resume = self._streams.resume if resume is None else resume
@@ -1048,8 +1050,8 @@ class A2AClient:
             agent=agent, method=op.value,
         )  # fmt: skip
         source.task_id = args.task_id if isinstance(args, (Send, TaskRef)) else None
-        source.cancel = self._canceller(credentials)
         if hooks:
+            source.cancel = self._canceller(credentials)
             source.hooks = self._interception(op.value, args, credentials)
         limits = StreamLimits(
             idle=idle_timeout if idle_timeout is not None else self._streams.idle_timeout,

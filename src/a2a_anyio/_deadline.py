@@ -183,6 +183,7 @@ class deadline:  # named as a function: ``with deadline(...) as call``
         if scope is None:
             return None
         swallowed = scope.__exit__(exc_type, exc, tb)
+        del exc, tb  # (the traceback of the error raised here keeps this frame: no cycle)
         if not scope.cancelled_caught:
             return swallowed
         call = self._call

@@ -116,7 +116,10 @@ def located(error: _E, context: ErrorContext) -> _E:
 def instead(error: A2AClientError) -> NoReturn:
     """Raise ``error`` in place of the error being handled, which it copies (``located``,
     ``with_context``): with that error's cause, so that a traceback shows it once."""
-    raise error from error.__cause__
+    try:
+        raise error from error.__cause__
+    finally:
+        del error  # (the traceback keeps this frame: no cycle through it)
 
 
 class A2AConnectionError(A2AClientError):

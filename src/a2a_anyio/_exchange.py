@@ -90,9 +90,12 @@ class Exchange:
             said += f" (the agent asks for: {'; or '.join(schemes)})"
         if exc.status_code == 401 and credentials.unschemed and _NO_SCHEME not in said:
             said += _NO_SCHEME
-        if said == exc.message:
-            raise exc
-        instead(exc.with_context(message=said, schemes=schemes or exc.schemes))
+        try:
+            if said == exc.message:
+                raise exc
+            instead(exc.with_context(message=said, schemes=schemes or exc.schemes))
+        finally:
+            del exc  # (the traceback keeps this frame: no cycle through it)
 
     def stream(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext, suppress
+from contextlib import AbstractAsyncContextManager, suppress
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -21,6 +21,7 @@ from a2a_anyio._deadline import held
 from a2a_anyio._errors import A2ATimeoutError
 from a2a_anyio._intercept import call_hook
 from a2a_anyio._model import Message, StreamEvent, Task, TaskState
+from a2a_anyio._no_context import NO_CONTEXT
 from a2a_anyio._prepare import MessageInput
 from a2a_anyio._stream import MessageStream
 
@@ -231,7 +232,7 @@ def _renamed(cancel_on_exit: bool, cancel_cut: bool | None) -> bool:
 def _limiter(limit: int | None) -> AbstractAsyncContextManager[Any]:
     """What each of a fan-out's agents holds while it runs: a share of ``limit``, or (no
     limit) nothing, which costs no pass of the event loop."""
-    return anyio.CapacityLimiter(limit) if limit else nullcontext()
+    return anyio.CapacityLimiter(limit) if limit else NO_CONTEXT
 
 
 @dataclass(slots=True)

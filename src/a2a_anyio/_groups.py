@@ -28,7 +28,10 @@ async def beside() -> AsyncIterator[TaskGroup]:
         sole = _sole(exc)
         if sole is None:
             raise
-        raise sole from sole.__cause__
+        try:
+            raise sole from sole.__cause__
+        finally:
+            del sole  # (the traceback keeps this frame: no cycle through it)
 
 
 def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -268,6 +268,9 @@ class OriginTransports(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         shards = [s for origin in self._origins.values() for s in origin.shards]
+        for origin in self._origins.values():  # (its shards name it: no cycle left behind)
+            origin.shards.clear()
+            origin.room.clear()
         self._origins.clear()
         self._idle.clear()
         self._busy = self._peak = 0
@@ -302,6 +305,30 @@ class _Released(httpx.AsyncByteStream):
         finally:
             if origins is not None:
                 await origins.release(self.shard)
+
+
+class _LetGo(httpx.AsyncByteStream):
+    """A response's body as httpx made it, let go of once closed: httpx's body refers back to
+    its response, a cycle that would keep the response, its request and its connection's
+    streams alive until the collector's next full pass (thousands of them in a fan-out)."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: httpx.AsyncByteStream) -> None:
+        self.body: httpx.AsyncByteStream | None = body
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        if self.body is None:
+            raise httpx.StreamClosed()
+        return self.body.__aiter__()  # no layer of its own on every chunk
+
+    async def aclose(self) -> None:
+        body = self.body
+        if body is not None:
+            try:
+                await body.aclose()
+            finally:
+                self.body = None
 
 
 class _NoCookies(http.cookiejar.CookieJar):
@@ -731,6 +758,9 @@ class HttpTransport:
                     f"refusing a redirect from {redacted(url)}: {why}", **where
                 ) from exc
             raise
+        body = response.stream
+        if isinstance(body, httpx.AsyncByteStream):
+            response.stream = _LetGo(body)
         if debug:
             took = (time.perf_counter() - started) * 1000
             log.debug(

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import NamedTuple, TypeVar
 
 from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped
+from a2a_anyio._no_context import NO_CONTEXT
 
 T = TypeVar("T")
 #: What a span attribute or event attribute may hold.
@@ -72,7 +73,7 @@ class Span:
 
     def current(self) -> AbstractContextManager[object]:
         """Make this span the current one for a block (a step of a stream)."""
-        return _NOTHING
+        return NO_CONTEXT
 
     def delivered(self, event: object) -> None:
         """A stream delivered ``event`` (counted)."""
@@ -82,7 +83,6 @@ class Span:
 
 
 NO_SPAN = Span()
-_NOTHING = nullcontext()  # reusable, and holds nothing
 _NO_OPERATION = nullcontext(NO_SPAN)
 
 
@@ -120,7 +120,7 @@ class Tracing:
 
     def restored(self, captured: object) -> AbstractContextManager[object]:
         """Make a ``capture()``d context current for a block."""
-        return _NOTHING
+        return NO_CONTEXT
 
 
 NO_TRACING = Tracing()

@@ -17,6 +17,7 @@ from a2a_anyio import _retry
 from a2a_anyio._abandon import CancelGuard, CancelOutcome
 from a2a_anyio._bindings import WireCodec, WireRequest
 from a2a_anyio._bindings.base import EventData
+from a2a_anyio._deadline import sooner
 from a2a_anyio._errors import (
     A2AAuthError,
     A2AClientError,
@@ -477,9 +478,7 @@ class MessageStream:
                             # stream would hold. A scope per event costs more than decoding
                             # it: none without a deadline.
                             wait = self._conn.next_event()
-                            data = await (
-                                wait if self._deadline == math.inf else self._within(wait)
-                            )
+                            data = await (self._within(wait) if self._bounded() else wait)
                             event = self._decoded(data)
                     except A2AClientError as exc:
                         action = follower.read_failed(exc)
@@ -513,8 +512,11 @@ class MessageStream:
                 if kind is ActionKind.END:
                     break
                 if kind is ActionKind.FAIL:
-                    assert action.error is not None
-                    raise action.error
+                    try:
+                        assert action.error is not None
+                        raise action.error
+                    finally:
+                        del action  # (the traceback keeps this frame: no cycle through it)
                 # DROP (a replay after a re-attach), or a re-attached stream to read
         except BaseException as exc:
             await self._fail(exc)
@@ -525,7 +527,10 @@ class MessageStream:
         """Close the stream at its end; raise what its hooks raise in its place."""
         error = await self._end(None)
         if error is not None:
-            raise error
+            try:
+                raise error
+            finally:
+                del error  # (the traceback keeps this frame: no cycle through it)
 
     async def _end(self, error: BaseException | None) -> BaseException | None:
         """Release the connection, tell the hooks how the stream ended (``error``; None:
@@ -652,10 +657,15 @@ class MessageStream:
 
     # -- time limits, failure, closing ------------------------------------------------------
 
+    def _bounded(self) -> bool:
+        """Whether a wait needs a scope of the total deadline: there is one, and no scope of a
+        fan-out's own ends the stream sooner (``sooner``)."""
+        return self._deadline != math.inf and not sooner(self._deadline)
+
     async def _within(self, awaitable: Awaitable[T]) -> T:
         """Await within the total deadline (the connection keeps the idle limit of its own
         waits)."""
-        if self._deadline == math.inf:
+        if not self._bounded():
             return await awaitable
         with anyio.CancelScope(deadline=self._deadline):
             return await awaitable
@@ -677,25 +687,31 @@ class MessageStream:
         happened or the events delivered before it, a copy that says them in its place, or
         what the hooks raise in place of either."""
         located = exc
-        if isinstance(exc, A2AClientError):
-            changes: dict[str, Any] = {
-                name: value
-                for name, value in self._context.items()
-                if value is not None and getattr(exc, name) is None
-            }
-            events = self.events
-            if events and not exc.events:
-                changes["events"] = events
-            if changes:
-                located = exc.with_context(**changes)
-        error = await self._end(located)
-        await self._guard.left()
-        if error is not located:
-            assert error is not None
-            raise error
-        if isinstance(located, A2AClientError) and located is not exc:
-            instead(located)
-        raise exc
+        error: BaseException | None = None
+        try:
+            if isinstance(exc, A2AClientError):
+                changes: dict[str, Any] = {
+                    name: value
+                    for name, value in self._context.items()
+                    if value is not None and getattr(exc, name) is None
+                }
+                events = self.events
+                if events and not exc.events:
+                    changes["events"] = events
+                if changes:
+                    located = exc.with_context(**changes)
+            error = await self._end(located)
+            await self._guard.left()
+            if error is not located:
+                assert error is not None
+                raise error
+            if isinstance(located, A2AClientError) and located is not exc:
+                instead(located)
+            raise exc
+        finally:
+            # The traceback keeps this frame: holding the error here would make a cycle of
+            # it, and keep the whole stream until the collector's next full pass.
+            del exc, located, error
 
     async def result(self) -> Task | Message:
         """Consume the rest of the stream; the final Task, or the agent's Message.

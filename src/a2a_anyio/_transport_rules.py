@@ -9,18 +9,19 @@ where their own I/O waits; what a refusal is stays each transport's own (HTTP 40
 from __future__ import annotations
 
 import math
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 
 import anyio
 
 from a2a_anyio._auth import Credentials
 from a2a_anyio._deadline import sooner
 from a2a_anyio._errors import A2ATimeoutError, ErrorContext
+from a2a_anyio._no_context import NO_CONTEXT
 from a2a_anyio._observe import redacted
 
 #: No scope: a limit the stream has not, one kept elsewhere (httpx's read timeout), or one
 #: a fan-out's own scope keeps sooner.
-UNSCOPED = nullcontext()
+UNSCOPED: AbstractContextManager[None] = NO_CONTEXT
 
 
 async def renew(credentials: Credentials | None, url: str) -> bool:

@@ -181,7 +181,10 @@ def raise_in(context: ErrorContext, exc: A2AClientError) -> NoReturn:
 
     For the errors of the payload decoders, which are pure and know no call.
     """
-    instead(located(exc, context))
+    try:
+        instead(located(exc, context))
+    finally:
+        del exc  # (the traceback keeps this frame: no cycle through it)
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -487,7 +490,10 @@ class WireCodec(ABC):
                 f"the agent does not serve {request.name} (it answered: {exc.message})",
                 **request.context,
             ) from exc
-        raise exc
+        try:
+            raise exc
+        finally:
+            del exc  # (the traceback keeps this frame: no cycle through it)
 
     def _result(self, request: WireRequest[R], value: Any) -> R:
         if request.op is Op.CALL:
