@@ -666,6 +666,31 @@ async def test_total_deadline() -> None:
 
 
 @on_mock_clock()
+async def test_a_total_deadline_a_fan_outs_scope_keeps_sooner_makes_no_scope() -> None:
+    from a2a_anyio._deadline import held
+
+    agent = StreamingAgent()
+    agent.stream("SendStreamingMessage", [v1_task(), v1_status("WORKING")], gap=5, hang=True)
+    async with connect(agent, idle_timeout=None) as client:
+        with anyio.move_on_after(8) as around, held(around):
+            stream = client.stream_message("x", total_timeout=12)
+            async with stream:
+                await stream.__anext__()
+                assert not stream._bounded()  # the fan-out's scope ends it first
+                await drain(stream)
+        assert around.cancelled_caught and anyio.current_time() == pytest.approx(8)
+        # Its own limit the sooner: its own scope, and its own error.
+        with anyio.move_on_after(20) as around, held(around):
+            stream = client.stream_message("x", total_timeout=7)
+            with pytest.raises(A2ATimeoutError) as info:
+                async with stream:
+                    await stream.__anext__()
+                    assert stream._bounded()
+                    await drain(stream)
+        assert info.value.timeout == "deadline"
+
+
+@on_mock_clock()
 async def test_deadline_also_covers_the_response_headers() -> None:
     async def handle(request: httpx.Request) -> httpx.Response:
         await anyio.sleep(100)
