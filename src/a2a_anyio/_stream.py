@@ -476,7 +476,7 @@ class MessageStream:
                         if event is None and self._conn is not None:
                             # Awaited here, not in a coroutine of its own that an idle
                             # stream would hold. A scope per event costs more than decoding
-                            # it: none without a deadline.
+                            # it: none without a deadline, nor under a fan-out's sooner one.
                             wait = self._conn.next_event()
                             data = await (self._within(wait) if self._bounded() else wait)
                             event = self._decoded(data)
