@@ -191,6 +191,10 @@ class CancelGuard:
     and an INFO record). Every call made with ``cancel_on_exit`` runs in one, and each
     stream keeps one (``MessageStream.cancel_guard``), which it asks when it is closed
     before its end.
+
+    ``answer_by`` (a time of the event loop's clock, ``anyio.current_time()``; none by
+    default) keeps the block's own deadline: the cancel goes out, and its answer is awaited
+    only until then (past it: not at all; ``outcome.error`` is then an ``A2ATimeoutError``).
     """
 
     __slots__ = (
@@ -198,6 +202,7 @@ class CancelGuard:
         "_cancel",
         "_done",
         "_observer",
+        "answer_by",
         "cancel_on_exit",
         "outcome",
         "seen",
@@ -212,6 +217,7 @@ class CancelGuard:
         agent: str | None = None,
         task_id: str | None = None,
         cancel_on_exit: bool = True,
+        answer_by: float = math.inf,
     ) -> None:
         self._cancel = cancel
         self._observer = observer if observer is not None else Observer()
@@ -219,6 +225,8 @@ class CancelGuard:
         self._done = False  # the call reached its end, or its cancel was asked
         #: Cancel the task when the block is abandoned (false: only say which it left).
         self.cancel_on_exit = cancel_on_exit
+        #: Await the cancel's answer only until this time of the event loop's clock.
+        self.answer_by = answer_by
         #: The task the call showed last (from the start: ``task_id``).
         self.seen = LastSeen(task_id)
         #: The task the block left running, once it was abandoned.
@@ -250,12 +258,12 @@ class CancelGuard:
         self._done, self._cancel = True, None
 
     async def left(
-        self, *, answer_by: float = math.inf, cancel_on_exit: bool | None = None
+        self, *, answer_by: float | None = None, cancel_on_exit: bool | None = None
     ) -> None:
         """The call was left before its end: its task, when it is running as last seen,
         is cancelled on the agent, once, when ``cancel_on_exit`` (the guard's own by default: a
         merge that cut a stream gives its own); its answer awaited only until ``answer_by``
-        (see ``cancel_abandoned``)."""
+        (the guard's own by default; see ``cancel_abandoned``)."""
         if self._done or not self.seen.running:
             return
         self.task_id = self.seen.task_id
@@ -264,6 +272,7 @@ class CancelGuard:
         if not cancels or cancel is None:
             return
         self._done, self._cancel = True, None
+        by = self.answer_by if answer_by is None else answer_by
         self.outcome = await cancel_abandoned(
-            cancel, self.seen, self._observer, self._agent, answer_by=answer_by
+            cancel, self.seen, self._observer, self._agent, answer_by=by
         )

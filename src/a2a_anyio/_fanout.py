@@ -247,7 +247,8 @@ class AgentResult:
     from its answer. The task of a send the fan-out abandons (cut by its ``timeout``,
     ``first`` or the caller, or ended by a time limit) is cancelled on the agent:
     ``cancel_outcome`` then says so (``confirmed``: the agent answered that it is canceled;
-    ``error``: the request failed). An agent that does not stream and has not answered yet
+    ``error``: the request failed, or, past the fan-out's timeout, its answer was not
+    awaited). An agent that does not stream and has not answered yet
     has named no task: nothing can be cancelled there.
     """
 
@@ -305,6 +306,9 @@ async def send_all(
     results = [AgentResult(name) for name, _ in named]
     if not named:
         return results
+    # The fan-out's deadline is the cancels' too: they go out, their answers are awaited
+    # only until then (cut at it: not at all).
+    until = math.inf if timeout is None else anyio.current_time() + timeout
     answered = 0
     limiter = _limiter(limit)
     user_on_event = send_options.get("on_event")
@@ -314,6 +318,7 @@ async def send_all(
         guard = client.cancel_guard(
             cancel_on_exit=cancel_on_exit, headers=send_options.get("headers")
         )
+        guard.answer_by = until
         on_event = _Watch(guard, result, user_on_event)
         options = {**send_options, "on_event": on_event, "cancel_on_exit": False}
         start = anyio.current_time()
@@ -334,7 +339,7 @@ async def send_all(
             if first is not None and answered >= first:
                 group.cancel_scope.cancel()
 
-    with anyio.move_on_after(timeout) as deadline, held(deadline):
+    with anyio.CancelScope(deadline=until) as deadline, held(deadline):
         async with anyio.create_task_group() as group:
             for result, (_, client) in zip(results, named, strict=True):
                 group.start_soon(run, result, client, group)

@@ -399,7 +399,9 @@ async def fan_out(
     The tasks of the sends it abandons (cut by ``timeout``, ``first`` or the caller's own
     scope, or ended by a time limit) are cancelled on their agents, all at once, each within
     its client's ``cancel_grace`` (``cancel_on_exit=False``: left running); each result
-    says what came of it (``task_id``, ``cancel_outcome``). To know the tasks at once, each
+    says what came of it (``task_id``, ``cancel_outcome``). The ``timeout`` holds for them
+    too: the cancels go out, and their answers are awaited only until the ``timeout`` (cut
+    at it: not at all). To know the tasks at once, each
     send is followed through its stream when the agent streams (an ``on_event`` of yours
     is called with every event too).
 
