@@ -22,12 +22,15 @@ Agent number ``first + k`` (the k-th URL) serves, under its base URL, the reques
   ``--slow-requests``, every ``--slow-every``-th request an agent is sent is held instead
   (one agent then has fast and slow calls alike);
 - ``SendStreamingMessage``, with ``--answer-streams`` (a fan-out's agents): answered as
-  ``SendMessage`` is, the completed Task its one event, then the stream ends (a slow agent
-  holds it, never answering); without it: ``--events`` events of about ``--event-bytes`` bytes of SSE data
+  ``SendMessage`` is, the completed Task its one event, then the stream ends; a slow agent
+  (or held request) sends a WORKING Task of its own (``held-<n>``) and holds the stream,
+  never finishing it; without it: ``--events`` events of about ``--event-bytes`` bytes of SSE data
   each, each flushed, then nothing: the stream stays open, idle, until the client closes it.
   A Task snapshot, then (``--shape status``) WORKING status updates, each with a progress
   message of its own, or (``--shape chunks``) a status update and chunks appended to one
   artifact.
+- ``CancelTask``: the recorded Task at once, counted; ``GET /_cancels`` (any port of the
+  process) answers the number of ``CancelTask`` requests the process received.
 """
 
 from __future__ import annotations
@@ -128,6 +131,8 @@ class Agents:
         self.slow_requests = slow_requests
         self.unary_head = b'{"jsonrpc":"2.0","id":'
         self.unary_tail = b',"result":' + c.compact(unary_v10()) + b"}"
+        self.cancels = 0
+        self.held_streams = 0
         self.events = c.sse_templates(stream_results(events, event_bytes, shape))
 
     def slow(self, number: int) -> bool:
@@ -157,6 +162,10 @@ class Agents:
                     head = await reader.readuntil(b"\r\n\r\n")
                     line, _, rest = head.partition(b"\r\n")
                     method, path, _ = line.split(b" ", 2)
+                    if path == b"/_cancels":
+                        writer.write(_response(b"application/json", b"%d" % self.cancels))
+                        await writer.drain()
+                        continue
                     agent = only or by_prefix[path.split(b"/", 2)[1]]
                     length = 0
                     for h in rest.split(b"\r\n"):
@@ -169,7 +178,14 @@ class Agents:
                     elif b"SendStreamingMessage" in body and not self.answer_streams:
                         await self.stream(reader, writer, c.request_id(body))
                         return
-                    elif b"CancelTask" not in body and self.held(agent):
+                    elif b"CancelTask" in body:
+                        self.cancels += 1
+                        content = self.unary_head + c.request_id(body) + self.unary_tail
+                        writer.write(_response(b"application/json", content))
+                    elif self.held(agent):
+                        if b"SendStreamingMessage" in body:  # a task of its own, never done
+                            writer.write(_SSE_HEAD + self.held_task(c.request_id(body)))
+                            await writer.drain()
                         await _until_closed(reader)
                         return
                     elif b"SendStreamingMessage" in body:
@@ -190,6 +206,20 @@ class Agents:
                 writer.close()
 
         return handle
+
+    def held_task(self, req_id: bytes) -> bytes:
+        """The one event of a held stream, a chunk: a WORKING task of its own."""
+        self.held_streams += 1
+        task = {
+            "id": f"held-{self.held_streams}",
+            "contextId": "held",
+            "status": {"state": "TASK_STATE_WORKING"},
+        }
+        data = b'data: {"jsonrpc":"2.0","id":%s,"result":{"task":%s}}\n\n' % (
+            req_id,
+            c.compact(task),
+        )
+        return b"%x\r\n%s\r\n" % (len(data), data)
 
     async def stream(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, req_id: bytes

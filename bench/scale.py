@@ -45,10 +45,11 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from _serve import started
 from _table import f1, grid, times
@@ -103,19 +104,36 @@ FANOUT_CASES = (
 )  # fmt: skip
 
 
+class Hosted(NamedTuple):
+    """Agents started: their base URLs, in the order of their numbers, and one URL a server
+    process, where it counts what it was sent."""
+
+    urls: list[str]
+    processes: list[str]
+
+    def cancels(self) -> int:
+        """The ``CancelTask`` requests the agents received so far."""
+        total = 0
+        for url in self.processes:
+            origin = "/".join(url.split("/", 3)[:3])
+            with urllib.request.urlopen(f"{origin}/_cancels", timeout=10) as got:
+                total += int(got.read())
+        return total
+
+
 @contextmanager
-def agents(count: int, *options: str, layout: str = "port") -> Iterator[list[str]]:
+def agents(count: int, *options: str, layout: str = "port") -> Iterator[Hosted]:
     """``count`` agents hosted as ``layout`` says (agent i in process i // share); their base
     URLs, in the order of their numbers (``sends``: one agent's URL ``count`` times). Stopped
     on exit."""
     _, per_origin, processes = LAYOUTS[layout]
     if layout == "sends":
         with started("agents_server.py", "--agents=1", "--slow-requests", *options) as line:
-            yield line.split() * count
+            yield Hosted(line.split() * count, line.split())
         return
     share = math.ceil(count / (processes or SERVERS))
     with ExitStack() as stack:
-        urls: list[str] = []
+        hosted = Hosted([], [])
         for first in range(0, count, share):
             n = min(share, count - first)
             args = (f"--agents={n}", f"--first={first}", f"--per-origin={per_origin or n}")
@@ -123,8 +141,9 @@ def agents(count: int, *options: str, layout: str = "port") -> Iterator[list[str
             got = line.split()
             if len(got) != n:
                 raise RuntimeError(f"agents_server.py did not start: {line[:200]!r}")
-            urls += got
-        yield urls
+            hosted.urls.extend(got)
+            hosted.processes.append(got[0])
+        yield hosted
 
 
 def child(mode: str, impl: str, backend: str, urls: Sequence[str], *options: str) -> dict[str, Any]:
@@ -157,16 +176,21 @@ def run_fanout(
     runs = []
     for layout, n in cases:
         t = timeout if timeout is not None else fanout_timeout(n)
-        with agents(n, f"--slow-every={SLOW_EVERY}", "--answer-streams", layout=layout) as urls:
+        options = (f"--slow-every={SLOW_EVERY}", "--answer-streams")
+        with agents(n, *options, layout=layout) as hosted:
             for backend in backends:
                 for impl in FANOUT_IMPLS:
                     _log(f"fanout: {n} agents ({layout}) on {backend}, {impl}")
                     extra = ("--slow-requests",) if layout == "sends" else ()
+                    before = hosted.cancels()
                     r = child(
-                        "fanout", impl, backend, urls,
+                        "fanout", impl, backend, hosted.urls,
                         f"--timeout={t}", f"--slow-every={SLOW_EVERY}", *extra,
                     )  # fmt: skip
-                    runs.append(r | {"agents": n, "timeout": t, "layout": layout})
+                    cancels = hosted.cancels() - before  # (both rounds)
+                    runs.append(
+                        r | {"agents": n, "timeout": t, "layout": layout, "cancels": cancels}
+                    )
     return runs
 
 
@@ -186,7 +210,8 @@ def run_streams(
     runs = []
     for shape in shapes:
         options = (f"--events={STREAM_EVENTS}", f"--event-bytes={EVENT_BYTES}", f"--shape={shape}")
-        with agents(STREAM_AGENTS, *options) as urls:
+        with agents(STREAM_AGENTS, *options) as hosted:
+            urls = hosted.urls
             for n in sizes:
                 for backend in backends:
                     got: dict[str, list[dict[str, Any]]] = {impl: [] for impl in IMPLS}
@@ -240,7 +265,8 @@ def _round(r: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
 def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
     rows: list[tuple[str, ...]] = [
         ("layout", "agents", "timeout", "backend", "round", "returned s", "overshoot",
-         "fast answered", "errors", "CPU s", "floor s", "floor fast", "floor CPU", "x floor",
+         "fast answered", "slow cancelled", "agents' cancels", "errors", "CPU s", "floor s",
+         "floor fast", "floor cancelled", "floor CPU", "x floor",
          "httpx2 s", "httpx2 fast", "httpx2 CPU", "time", "CPU", "floor's time"),
     ]  # fmt: skip
     for r in runs:
@@ -255,12 +281,15 @@ def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
             continue
         t = r["timeout"]
 
+        slow = r["agents"] - r["fast"]
+
         def in_time(rd: dict[str, Any], r: dict[str, Any] = r, t: float = t) -> bool:
             # (sends: the agent holds every third request it receives, counted over both
             # rounds, so that a round may have one held request more or fewer)
             slack = 1 if r["layout"] == "sends" else 0
             answered = rd["fast_answers"] >= r["fast"] - slack
-            return bool(rd["returned_s"] <= t * (1 + OVERSHOOT_MAX) and answered)
+            cancelled = rd.get("cancels", 0) >= r["agents"] - r["fast"] - slack
+            return bool(rd["returned_s"] <= t * (1 + OVERSHOOT_MAX) and answered and cancelled)
 
         for rd in r["rounds"]:
             fl, an = _round(floor, rd["round"]), _round(anchor, rd["round"])
@@ -272,10 +301,13 @@ def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
                     f"{rd['returned_s']:.2f}",
                     f"{rd['overshoot_s']:+.2f} s ({rd['overshoot_s'] / t:+.0%})",
                     f"{rd['fast_answers']:,}/{r['fast']:,}",
+                    f"{rd['cancels']:,}/{slow:,}",
+                    f"{r['cancels']:,}/{2 * slow:,}",
                     str(rd["errors"]),
                     f1(rd["cpu_s"]),
                     f"{fl['returned_s']:.2f}" if fl else "n/a",
                     f"{fl['fast_answers']:,}" if fl else "n/a",
+                    f"{fl['cancels']:,}" if fl else "n/a",
                     f1(fl["cpu_s"]) if fl else "n/a",
                     times(ratio),
                     f"{an['returned_s']:.2f}" if an else "n/a",
@@ -288,15 +320,18 @@ def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
             )
     return [
         "fan-out: fan_out(..., timeout=T) over a fresh AgentPool(), every "
-        f"{SLOW_EVERY}rd agent (sends: request) never answering; beside it the floor (raw "
-        "httpx, one AsyncClient per 10 agents) and httpx2 (one AsyncClient for all)",
+        f"{SLOW_EVERY}rd agent (sends: request) slow (it names a task, then never ends it); "
+        "beside it the floor (raw httpx, one AsyncClient per 10 agents) and httpx2 (one "
+        "AsyncClient for all), which cancel the tasks they cut too",
         *grid(rows, left=(0, 1, 3, 4)),
         "(layouts: "
         + "; ".join(f"{name}, {what}" for name, (what, _, _) in LAYOUTS.items())
         + f"; cold: every card discovered within the deadline; warm: the same pool again; "
-        f"targets: time, returned within the timeout + {OVERSHOOT_MAX:.0%} with every fast "
-        f"agent answered; CPU, at most {CPU_MAX}x the floor's; the floor's time, the time "
-        "target applied to the floor; a fresh client process per contender)",
+        f"slow cancelled: the cancels the client sent in the round; agents' cancels: those "
+        f"the agents received, both rounds; targets: time, returned within the timeout + "
+        f"{OVERSHOOT_MAX:.0%} with every fast agent answered and every slow one cancelled; "
+        f"CPU, at most {CPU_MAX}x the floor's; the floor's time, the time target applied to "
+        "the floor; a fresh client process per contender)",
     ]
 
 

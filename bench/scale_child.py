@@ -41,6 +41,7 @@ what it was and what it became.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import math
@@ -68,7 +69,8 @@ def open_files() -> dict[str, int]:
 # -- fan-out ------------------------------------------------------------------------------
 
 
-Round = Callable[[], Awaitable[list[bool | str]]]
+#: One round: each agent's outcome (answered, not, or an error's text) and the cancels sent.
+Round = Callable[[], Awaitable[tuple[list[bool | str], int]]]
 
 
 async def _anyio_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Round, Any]:
@@ -78,7 +80,7 @@ async def _anyio_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
 
     pool = AgentPool()
 
-    async def one_round() -> list[bool | str]:
+    async def one_round() -> tuple[list[bool | str], int]:
         results = await pool.fan_out(urls, "hello", timeout=args.timeout)
         out: list[bool | str] = []
         for r in results:
@@ -88,7 +90,7 @@ async def _anyio_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
                 out.append(f"{type(r.error).__name__}: {r.error}")
             else:
                 out.append(False)
-        return out
+        return out, sum(r.cancel_outcome is not None for r in results)
 
     return one_round, pool
 
@@ -113,7 +115,7 @@ async def _floor_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
     endpoints: dict[str, str] = {}
     locks: dict[str, anyio.Lock] = {}
 
-    async def one(i: int, out: list[bool | str]) -> None:
+    async def one(i: int, out: list[bool | str], tasks: dict[int, str]) -> None:
         http = clients[i // per_client]
         url = urls[i]
         try:
@@ -131,17 +133,33 @@ async def _floor_fanout(args: argparse.Namespace, urls: list[str]) -> tuple[Roun
                 http, "POST", endpoints[url], content=body, headers=headers
             ) as es:
                 async for sse in es.aiter_sse():
-                    out[i] = "task" in json.loads(sse.data)["result"]
+                    task = json.loads(sse.data)["result"]["task"]
+                    out[i] = task["status"]["state"] == "TASK_STATE_COMPLETED"
+                    tasks[i] = task["id"]
         except Exception as exc:
             out[i] = f"{type(exc).__name__}: {exc}"
 
-    async def one_round() -> list[bool | str]:
+    async def cancel(i: int, task_id: str) -> None:
+        """What the fan-out does for a task it cut: CancelTask (its answer read)."""
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": i, "method": "CancelTask", "params": {"id": task_id}}
+        )
+        http = clients[i // per_client]
+        with contextlib.suppress(Exception):
+            await http.post(endpoints[urls[i]], content=body, headers=c.FLOOR_HEADERS)
+
+    async def one_round() -> tuple[list[bool | str], int]:
         out: list[bool | str] = [False] * len(urls)
+        tasks: dict[int, str] = {}
         with anyio.move_on_after(args.timeout):
             async with anyio.create_task_group() as tg:
                 for i in range(len(urls)):
-                    tg.start_soon(one, i, out)
-        return out
+                    tg.start_soon(one, i, out, tasks)
+        cut = [(i, task_id) for i, task_id in tasks.items() if out[i] is False]
+        async with anyio.create_task_group() as tg:
+            for i, task_id in cut:
+                tg.start_soon(cancel, i, task_id)
+        return out, len(cut)
 
     return one_round, _Closer(clients)
 
@@ -166,7 +184,7 @@ async def fanout(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
         for name in ("cold", "warm"):
             gc.collect()
             t0, cpu0 = time.perf_counter(), _cpu()
-            outcome = await one_round()
+            outcome, cancels = await one_round()
             took, cpu = time.perf_counter() - t0, _cpu() - cpu0
             errors = [o for o in outcome if isinstance(o, str)]
             rounds.append(
@@ -183,6 +201,7 @@ async def fanout(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
                     ),
                     "errors": len(errors),
                     "first_error": errors[0][:300] if errors else None,
+                    "cancels": cancels,
                 }
             )
     finally:
