@@ -29,7 +29,7 @@ Agent number ``first + k`` (the k-th URL) serves, under its base URL, the reques
   A Task snapshot, then (``--shape status``) WORKING status updates, each with a progress
   message of its own, or (``--shape chunks``) a status update and chunks appended to one
   artifact.
-- ``CancelTask``: the recorded Task at once, counted; ``GET /_cancels`` (any port of the
+- ``CancelTask``: the recorded Task, CANCELED, at once, counted; ``GET /_cancels`` (any port of the
   process) answers the number of ``CancelTask`` requests the process received.
 """
 
@@ -131,6 +131,9 @@ class Agents:
         self.slow_requests = slow_requests
         self.unary_head = b'{"jsonrpc":"2.0","id":'
         self.unary_tail = b',"result":' + c.compact(unary_v10()) + b"}"
+        canceled = copy.deepcopy(unary_v10()["task"])
+        canceled["status"] = {"state": "TASK_STATE_CANCELED"}
+        self.cancel_tail = b',"result":' + c.compact(canceled) + b"}"
         self.cancels = 0
         self.held_streams = 0
         self.events = c.sse_templates(stream_results(events, event_bytes, shape))
@@ -180,7 +183,7 @@ class Agents:
                         return
                     elif b"CancelTask" in body:
                         self.cancels += 1
-                        content = self.unary_head + c.request_id(body) + self.unary_tail
+                        content = self.unary_head + c.request_id(body) + self.cancel_tail
                         writer.write(_response(b"application/json", content))
                     elif self.held(agent):
                         if b"SendStreamingMessage" in body:  # a task of its own, never done
