@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, MutableMapping
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from typing import NamedTuple, TypeVar
 
 from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped
@@ -83,7 +83,24 @@ class Span:
 
 
 NO_SPAN = Span()
-_NO_OPERATION = nullcontext(NO_SPAN)
+
+
+class _NoOperation:
+    """The span of a call with tracing off: ``with`` it gives ``NO_SPAN``, and, as
+    ``NO_CONTEXT``, binds no method (a ``with`` keeps its ``__exit__`` for the whole call)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def __enter__() -> Span:
+        return NO_SPAN
+
+    @staticmethod
+    def __exit__(*_: object) -> None:
+        return None
+
+
+_NO_OPERATION = _NoOperation()
 
 
 class Tracing:
