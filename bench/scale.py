@@ -10,7 +10,7 @@ The agents are ``agents_server.py``'s, on 127.0.0.1. Every measurement is a fres
 process (``scale_child.py``), a2a-anyio and the floor beside it, on asyncio and trio.
 
 - **fanout**: ``pool.fan_out(urls, "hello", timeout=T)`` over a fresh ``AgentPool()``, every
-  third agent slow (it never answers), in each layout (``LAYOUTS``): ``port``, a port per
+  third agent slow (it names a task, then never ends it), in each layout (``LAYOUTS``): ``port``, a port per
   agent (``SERVERS`` processes); ``path``, 100 agents per origin, each under its own path
   (``SERVERS`` processes); ``origin``, every agent behind one origin (one process);
   ``sends``, N sends to one agent (one process), every third of them held. Per round: the
@@ -18,10 +18,11 @@ process (``scale_child.py``), a2a-anyio and the floor beside it, on asyncio and 
   cold round (every card discovered within the deadline, what ``fan_out(urls, ...)`` does)
   and a warm one over the same pool. Beside it, the floor: raw httpx, one
   ``httpx.AsyncClient`` per 10 agents, the same requests in one task group inside
-  ``move_on_after(T)``; and httpx2 (a fork of httpx with a connection pool that does not
-  walk its connections for each request), one client for all, as an anchor. Targets:
-  a2a-anyio returns within ``T`` + 10 % with every fast agent answered, for at most 1.5x
-  the floor's CPU.
+  ``move_on_after(T)``, then a ``CancelTask`` for each task it cut, as the fan-out cancels
+  them; and httpx2 (a fork of httpx with a connection pool that does not walk its
+  connections for each request), one client for all, as an anchor. The cancels each client
+  sent, and those the agents received. Targets: a2a-anyio returns within ``T`` + 10 % with
+  every fast agent answered and every slow one cancelled, for at most 1.5x the floor's CPU.
 - **streams**: N streams at once over ``STREAM_AGENTS`` agents (one per server process), each
   read through ``STREAM_EVENTS`` events of about 500 bytes, after which the agents hold them
   open, idle: the client's extra RSS half a second after the last event (delivered), then
