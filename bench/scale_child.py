@@ -12,10 +12,10 @@ object.
 ``AgentPool()`` (cold: every card is discovered within the deadline, as ``fan_out(urls, ...)``
 does with its own pool), then a second over the same pool (warm: cards known, connections
 to the fast agents kept). Per round: the time to return, its overshoot past ``T``, the
-answers (``AgentResult.ok``), the fast agents' answers (every ``--slow-every``-th agent names
-a task and never ends it), the errors that are not the deadline's and the cancels sent; with ``--slow-requests`` (one agent
-holding every ``--slow-every``-th request, not every such agent) the answers are counted
-against the requests it answers. The floor (``--impl floor``) does the same with raw httpx,
+answers (``AgentResult.ok``), the fast agents' answers (every ``--slow-every``-th agent
+names a task and never ends it), the errors that are not the deadline's and the cancels
+sent; with ``--slow-requests`` (one agent holding every ``--slow-every``-th request, not
+every such agent) the answers are counted against the requests it answers. The floor (``--impl floor``) does the same with raw httpx,
 one ``httpx.AsyncClient`` per 10 agents (per 10 URLs of the list): GET the card (once per
 URL) and POST ``SendStreamingMessage`` to its interface (cold), POST only (warm), as the
 fan-out does (it streams, to learn each task at once), each event read with httpx-sse and

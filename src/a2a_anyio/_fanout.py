@@ -248,8 +248,8 @@ class AgentResult:
     ``first`` or the caller, or ended by a time limit) is cancelled on the agent:
     ``cancel_outcome`` then says so (``confirmed``: the agent answered that it is canceled;
     ``error``: the request failed, or, past the fan-out's timeout, its answer was not
-    awaited). An agent that does not stream and has not answered yet
-    has named no task: nothing can be cancelled there.
+    awaited). An agent that does not stream and has not answered yet has named no task:
+    nothing can be cancelled there.
     """
 
     agent: str
