@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from typing import NamedTuple, TypeVar
 
 from a2a_anyio._errors import MAX_SHOWN, ErrorContext, clipped
-from a2a_anyio._no_context import NO_CONTEXT
+from a2a_anyio._no_context import NO_CONTEXT, NoContext
 
 T = TypeVar("T")
 #: What a span attribute or event attribute may hold.
@@ -85,19 +85,15 @@ class Span:
 NO_SPAN = Span()
 
 
-class _NoOperation:
-    """The span of a call with tracing off: ``with`` it gives ``NO_SPAN``, and, as
-    ``NO_CONTEXT``, binds no method (a ``with`` keeps its ``__exit__`` for the whole call)."""
+class _NoOperation(NoContext):
+    """The span of a call with tracing off: ``with`` it gives ``NO_SPAN``, and binds no
+    method, as ``NO_CONTEXT`` (a ``with`` keeps its ``__exit__`` for the whole call)."""
 
     __slots__ = ()
 
     @staticmethod
-    def __enter__() -> Span:
+    def __enter__() -> Span:  # type: ignore[override]
         return NO_SPAN
-
-    @staticmethod
-    def __exit__(*_: object) -> None:
-        return None
 
 
 _NO_OPERATION = _NoOperation()
