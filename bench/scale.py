@@ -266,8 +266,8 @@ def _round(r: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
 def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
     rows: list[tuple[str, ...]] = [
         ("layout", "agents", "timeout", "backend", "round", "returned s", "overshoot",
-         "fast answered", "slow cancelled", "agents' cancels", "errors", "CPU s", "floor s",
-         "floor fast", "floor cancelled", "floor CPU", "x floor",
+         "fast answered", "slow cancelled", "agents' cancels", "errors", "CPU s", "GC s",
+         "floor s", "floor fast", "floor cancelled", "floor CPU", "floor GC", "x floor",
          "httpx2 s", "httpx2 fast", "httpx2 CPU", "time", "CPU", "floor's time"),
     ]  # fmt: skip
     for r in runs:
@@ -306,10 +306,12 @@ def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
                     f"{r['cancels']:,}/{2 * slow:,}",
                     str(rd["errors"]),
                     f1(rd["cpu_s"]),
+                    f1(rd["gc_s"]),
                     f"{fl['returned_s']:.2f}" if fl else "n/a",
                     f"{fl['fast_answers']:,}" if fl else "n/a",
                     f"{fl['cancels']:,}" if fl else "n/a",
                     f1(fl["cpu_s"]) if fl else "n/a",
+                    f1(fl["gc_s"]) if fl else "n/a",
                     times(ratio),
                     f"{an['returned_s']:.2f}" if an else "n/a",
                     f"{an['fast_answers']:,}" if an else "n/a",
@@ -328,6 +330,7 @@ def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
         "(layouts: "
         + "; ".join(f"{name}, {what}" for name, (what, _, _) in LAYOUTS.items())
         + f"; cold: every card discovered within the deadline; warm: the same pool again; "
+        "GC s: the cyclic collector's share of the CPU (gc.callbacks); "
         f"slow cancelled: the cancels the client sent in the round; agents' cancels: those "
         f"the agents received, both rounds; targets: time, returned within the timeout + "
         f"{OVERSHOOT_MAX:.0%} with every fast agent answered and every slow one cancelled; "

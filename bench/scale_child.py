@@ -174,6 +174,23 @@ class _Closer:
             await owner.aclose()
 
 
+class Collector:
+    """The time the cyclic collector takes (``gc.callbacks``), all generations and full."""
+
+    def __init__(self) -> None:
+        self.total = self.full = self._start = 0.0
+        gc.callbacks.append(self)
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+            return
+        took = time.perf_counter() - self._start
+        self.total += took
+        if info["generation"] == 2:
+            self.full += took
+
+
 async def fanout(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
     make = _anyio_fanout if args.impl == "anyio" else _floor_fanout
     one_round, owner = await make(args, urls)
@@ -181,9 +198,11 @@ async def fanout(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
     # (with --slow-requests, as many requests are held, but which is the server's order)
     fast = [not (every and i % every == every - 1) for i in range(len(urls))]
     rounds = []
+    collector = Collector()
     try:
         for name in ("cold", "warm"):
             gc.collect()
+            collector.total = collector.full = 0.0
             t0, cpu0 = time.perf_counter(), _cpu()
             outcome, cancels = await one_round()
             took, cpu = time.perf_counter() - t0, _cpu() - cpu0
@@ -194,6 +213,8 @@ async def fanout(args: argparse.Namespace, urls: list[str]) -> dict[str, Any]:
                     "returned_s": took,
                     "overshoot_s": took - args.timeout,
                     "cpu_s": cpu,
+                    "gc_s": collector.total,
+                    "full_gc_s": collector.full,
                     "answers": sum(o is True for o in outcome),
                     "fast_answers": (
                         sum(o is True for o in outcome)
