@@ -401,9 +401,8 @@ async def fan_out(
     its client's ``cancel_grace`` (``cancel_on_exit=False``: left running); each result
     says what came of it (``task_id``, ``cancel_outcome``). The ``timeout`` holds for them
     too: the cancels go out, and their answers are awaited only until the ``timeout`` (cut
-    at it: not at all). To know the tasks at once, each
-    send is followed through its stream when the agent streams (an ``on_event`` of yours
-    is called with every event too).
+    at it: not at all). To know the tasks at once, each send is followed through its stream
+    when the agent streams (an ``on_event`` of yours is called with every event too).
 
     Raises:
         AgentRegistryError: a target names no URL, agent or group of the registry.
