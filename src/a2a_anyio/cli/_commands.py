@@ -175,6 +175,14 @@ def warn_ended(p: r.Printer, task: Task) -> bool:
     return ended
 
 
+def cancel_within_timeout(ctx: Context, guard: CancelGuard) -> CancelGuard:
+    """``guard``, its cancel's answer awaited only until ``--timeout`` from now: a cut's
+    cancel goes out, and the command keeps its deadline."""
+    if ctx.args.timeout:
+        guard.answer_by = anyio.current_time() + ctx.args.timeout
+    return guard
+
+
 def say_left(ctx: Context, target: Target, guard: CancelGuard) -> None:
     """The stderr line for the task the command left on its agent (``guard.task_id``):
     cancelled there, or left running (``--no-cancel``)."""
@@ -188,6 +196,8 @@ def say_left(ctx: Context, target: Target, guard: CancelGuard) -> None:
             f"task {task_id} left running on {name}: cancel it with "
             f"a2a-anyio -a {ref} task cancel {task_id}"
         )
+    elif isinstance(outcome.error, A2ATimeoutError) and anyio.current_time() >= guard.answer_by:
+        ctx.p.note(f"asked {name} to cancel task {task_id}: no answer awaited past --timeout")
     elif outcome.error is not None:
         why = ctx.debug.redact(ctx.failure(outcome.error).message)
         ctx.p.warn(f"could not cancel task {task_id} on {name}: {why}")
@@ -224,11 +234,12 @@ async def send(ctx: Context) -> int:
             stream = client.stream_message(message, total_timeout=a.timeout or None, **options)
             # Ctrl-C and --timeout cancel the task it started (or continues).
             guard = client.cancel_guard(a.task_id, cancel_on_exit=not a.no_cancel)
+            guard = cancel_within_timeout(ctx, guard)
             return await _follow(ctx, target, stream, client, save_to, guard)
         ctx.p.note("note: the agent does not stream; sending without --stream")
     blocking = not a.no_wait
     # The task, known at once from an agent that streams: Ctrl-C and --timeout cancel it.
-    guard = client.cancel_guard(cancel_on_exit=not a.no_cancel)
+    guard = cancel_within_timeout(ctx, client.cancel_guard(cancel_on_exit=not a.no_cancel))
     try:
         async with guard:
             with waiting(ctx.p) if blocking else nullcontext():
