@@ -1153,7 +1153,7 @@ class A2AClient:
     def _canceller(self, credentials: Credentials) -> Callable[[str], Awaitable[Task]]:
         """Cancels a task a call left behind, with the call's ``credentials``, within the
         client's ``cancel_grace``."""
-        return _Canceller(self, credentials, self._cancels.grace)
+        return _Canceller(self._cancel, credentials, self._cancels.grace)
 
     def cancel_guard(
         self,
@@ -1320,19 +1320,23 @@ async def _around(
 
 
 class _Canceller:
-    """A client's cancel with a call's credentials and a timeout: one small object each
-    stream and guard holds (a ``functools.partial`` with keywords takes three, and more; a
-    bound method kept, one more)."""
+    """A client's cancel with a call's credentials and a timeout: two small objects each
+    stream and guard holds (a ``functools.partial`` with keywords takes three, and more)."""
 
-    __slots__ = ("client", "credentials", "timeout")
+    __slots__ = ("cancel", "credentials", "timeout")
 
-    def __init__(self, client: A2AClient, credentials: Credentials, timeout: Timeout) -> None:
-        self.client = client
+    def __init__(
+        self,
+        cancel: Callable[[str, Credentials, Timeout], Awaitable[Task]],
+        credentials: Credentials,
+        timeout: Timeout,
+    ) -> None:
+        self.cancel = cancel
         self.credentials = credentials
         self.timeout = timeout
 
     def __call__(self, task_id: str) -> Awaitable[Task]:
-        return self.client._cancel(task_id, self.credentials, self.timeout)
+        return self.cancel(task_id, self.credentials, self.timeout)
 
 
 class _FallBack:

@@ -16,7 +16,7 @@ from typing import Any
 import anyio.to_thread
 import pytest
 
-from a2a_anyio import AgentPool, TaskState
+from a2a_anyio import AgentPool, Task, TaskState
 from a2a_anyio._asgi import HTTPRequest, Receive, Scope, Send
 from a2a_anyio.testing import Emit, FakeAgent, SkillContext, serve_app, status
 
@@ -174,8 +174,7 @@ async def test_the_plain_send_a_stream_fell_back_to_is_cancelled_at_the_timeout(
     async with app.agent, serve_app(app) as url:
         cut = await run(anyio_backend, "-a", url, "--timeout", "2", "send", "slow")
         assert cut.code == 5, cut.err
-        (task,) = app.agent.tasks.values()
-        await canceled(task)
+        task = await canceled(app.agent)
     assert said_cancelled(task.id, url, cut.err), cut.err
 
 
@@ -188,12 +187,18 @@ def said_cancelled(task_id: str, url: str, err: str) -> bool:
     )
 
 
-async def canceled(task: Any) -> None:
-    """Wait until the agent has the task canceled: the command sent the cancel and may have
+async def canceled(agent: FakeAgent) -> Task:
+    """The agent's one task, once it is canceled: the command sent the cancel and may have
     left before the agent acted on it."""
     with anyio.fail_after(10):
-        while task.status.state is not TaskState.CANCELED:
+        while (task := only(agent)).status.state is not TaskState.CANCELED:
             await anyio.sleep(0.02)
+    return task
+
+
+def only(agent: FakeAgent) -> Task:
+    (task,) = agent.tasks.values()
+    return task
 
 
 @pytest.mark.anyio
@@ -208,8 +213,7 @@ async def test_send_cancels_on_its_agent_the_task_its_timeout_cuts(
         url = served.url
         cut = await run(anyio_backend, "-a", url, "--timeout", "1", "send", *stream_flag, "slow")
         assert cut.code == 5, cut.err
-        (task,) = agent.tasks.values()
-        await canceled(task)
+        task = await canceled(agent)
         assert said_cancelled(task.id, url, cut.err), cut.err
         kept = await run(
             anyio_backend, "-a", url, "--timeout", "1", "send", *stream_flag, "--no-cancel", "slow"
