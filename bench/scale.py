@@ -10,10 +10,11 @@ The agents are ``agents_server.py``'s, on 127.0.0.1. Every measurement is a fres
 process (``scale_child.py``), a2a-anyio and the floor beside it, on asyncio and trio.
 
 - **fanout**: ``pool.fan_out(urls, "hello", timeout=T)`` over a fresh ``AgentPool()``, every
-  third agent slow (it names a task, then never ends it), in each layout (``LAYOUTS``): ``port``, a port per
-  agent (``SERVERS`` processes); ``path``, 100 agents per origin, each under its own path
-  (``SERVERS`` processes); ``origin``, every agent behind one origin (one process);
-  ``sends``, N sends to one agent (one process), every third of them held. Per round: the
+  third agent slow (it names a task, then never ends it), in each layout (``LAYOUTS``):
+  ``port``, a port per agent (``SERVERS`` processes); ``path``, 100 agents per origin, each
+  under its own path (``SERVERS`` processes); ``origin``, every agent behind one origin (one
+  process); ``sends``, N sends to one agent (one process), every third of them held. Per
+  round: the
   time to return, its overshoot past ``T``, the fast agents' answers and the client's CPU; a
   cold round (every card discovered within the deadline, what ``fan_out(urls, ...)`` does)
   and a warm one over the same pool. Beside it, the floor: raw httpx, one
