@@ -16,8 +16,8 @@ process (``scale_child.py``), a2a-anyio and the floor beside it, on asyncio and 
   process); ``sends``, N sends to one agent (one process), every third of them held. Per
   round: the time to return, its overshoot past ``T``, the fast agents' answers and the
   client's CPU; a cold round (every card discovered within the deadline, what
-  ``fan_out(urls, ...)`` does) and a warm one over the same pool. Beside it, the floor: raw httpx, one
-  ``httpx.AsyncClient`` per 10 agents, the same requests in one task group inside
+  ``fan_out(urls, ...)`` does) and a warm one over the same pool. Beside it, the floor: raw
+  httpx, one ``httpx.AsyncClient`` per 10 agents, the same requests in one task group inside
   ``move_on_after(T)``, then a ``CancelTask`` for each task it cut, as the fan-out cancels
   them; and httpx2 (a fork of httpx with a connection pool that does not walk its
   connections for each request), one client for all, as an anchor. The cancels each client
