@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
+
 from a2a_anyio._abandon import CancelGuard
 from a2a_anyio._agent_text import cleaned, fenced_json, from_agent, unfenced
-from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout
+from a2a_anyio._deadline import CLIENT_TIMEOUT, Timeout, check_timeout, resolve_timeout
 from a2a_anyio._errors import (
     UNSAFE_CHARACTERS,
     A2AClientError,
@@ -89,6 +91,7 @@ class ToolClient(Protocol):
 
     url: str | None
     endpoint: str | None
+    timeout: float | None
     _credentials: Credentials
 
     def cancel_guard(self) -> CancelGuard: ...
@@ -424,7 +427,8 @@ class AgentTool:
     input (or authentication). ``timeout`` bounds each call (by default the client's; None:
     no limit). A call that is cancelled, or that runs out of time, asks the agent to cancel
     the task it started (within the client's ``cancel_grace``, shielded; when its id is known:
-    at once from an agent that streams, else once the agent answered).
+    at once from an agent that streams, else once the agent answered); past the call's
+    timeout the cancel goes out and its answer is not awaited.
     """
 
     def __init__(
@@ -521,8 +525,12 @@ class AgentTool:
         metadata = {"skillId": checked.skill} if checked.skill is not None else None
         conversation = self._conversation(checked.context_id)
         # A call abandoned (its timeout, a cancel scope) has its task cancelled, as every
-        # call the library abandons does: the task its events named.
+        # call the library abandons does: the task its events named; the cancel's answer
+        # awaited only until the call's timeout, which it keeps.
         guard = self._client.cancel_guard()
+        limit = resolve_timeout(self.timeout, self._client.timeout)
+        if limit is not None:
+            guard.answer_by = anyio.current_time() + limit
         events = _Events(guard, on_progress if on_progress is not None else self.on_progress)
         try:
             async with guard:
