@@ -1203,6 +1203,7 @@ class A2AClient:
         self, call: CallInProgress, credentials: Credentials, task_id: str | None
     ) -> AsyncIterator[None]:
         async with self._guard(credentials, True, task_id) as guard:
+            guard.answer_by = call.until  # the call's deadline holds for its cancel too
             try:
                 yield
             finally:

@@ -397,7 +397,8 @@ class MessageStream:
             return
         self._stage = "open"
         if self.limits.total is not None:
-            self._deadline = anyio.current_time() + self.limits.total
+            # The total deadline holds for the cancel of a stream it cuts, too.
+            self._deadline = self._guard.answer_by = anyio.current_time() + self.limits.total
         if self._follows is not None:
             self._next = self._follower.follow(self._follows)
             return

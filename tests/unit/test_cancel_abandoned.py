@@ -340,6 +340,21 @@ async def test_cancel_on_exit_cancels_the_task_of_an_abandoned_call(
 
 @on_mock_clock()
 @pytest.mark.parametrize("call", list(CALLS))
+async def test_a_calls_deadline_holds_for_its_cancel_to_an_agent_that_hangs(call: str) -> None:
+    # Ended by its own deadline (a stream's total_timeout): the cancel goes out, its answer
+    # is not awaited past the deadline (it was, for the client's cancel_grace: 3 s more).
+    agent = agent_of(slow, "a")
+    agent.fault("cancel", delay=SLOW)
+    async with running(agent) as [client]:
+        start = anyio.current_time()
+        with pytest.raises(A2ATimeoutError):
+            await CALLS[call](client, {"cancel_on_exit": True, "limit": 2})
+        assert anyio.current_time() - start == pytest.approx(2)
+        assert len(agent.requests_for("cancel")) == 1
+
+
+@on_mock_clock()
+@pytest.mark.parametrize("call", list(CALLS))
 async def test_without_cancel_on_exit_what_the_user_abandons_keeps_running(call: str) -> None:
     agent = agent_of(slow, "a")
     async with running(agent) as [client]:
