@@ -284,12 +284,14 @@ def fanout_table(runs: list[dict[str, Any]]) -> list[str]:
 
         slow = r["agents"] - r["fast"]
 
-        def in_time(rd: dict[str, Any], r: dict[str, Any] = r, t: float = t) -> bool:
+        def in_time(
+            rd: dict[str, Any], r: dict[str, Any] = r, t: float = t, slow: int = slow
+        ) -> bool:
             # (sends: the agent holds every third request it receives, counted over both
             # rounds, so that a round may have one held request more or fewer)
             slack = 1 if r["layout"] == "sends" else 0
             answered = rd["fast_answers"] >= r["fast"] - slack
-            cancelled = rd.get("cancels", 0) >= r["agents"] - r["fast"] - slack
+            cancelled = rd.get("cancels", 0) >= slow - slack
             return bool(rd["returned_s"] <= t * (1 + OVERSHOOT_MAX) and answered and cancelled)
 
         for rd in r["rounds"]:

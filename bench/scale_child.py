@@ -15,11 +15,11 @@ to the fast agents kept). Per round: the time to return, its overshoot past ``T`
 answers (``AgentResult.ok``), the fast agents' answers (every ``--slow-every``-th agent
 names a task and never ends it), the errors that are not the deadline's and the cancels
 sent; with ``--slow-requests`` (one agent holding every ``--slow-every``-th request, not
-every such agent) the answers are counted against the requests it answers. The floor (``--impl floor``) does the same with raw httpx,
-one ``httpx.AsyncClient`` per 10 agents (per 10 URLs of the list): GET the card (once per
-URL) and POST ``SendStreamingMessage`` to its interface (cold), POST only (warm), as the
-fan-out does (it streams, to learn each task at once), each event read with httpx-sse and
-``json.loads``, every request in one task group inside ``anyio.move_on_after(T)``, then
+every such agent) the answers are counted against the requests it answers. The floor
+(``--impl floor``) does the same with raw httpx, one ``httpx.AsyncClient`` per 10 agents
+(per 10 URLs of the list): GET the card (once per URL) and POST ``SendStreamingMessage`` to
+its interface (cold), POST only (warm), as the fan-out does (it streams, to learn each task
+at once), each event read with httpx-sse and ``json.loads``, every request in one task group inside ``anyio.move_on_after(T)``, then
 ``CancelTask`` for each task it cut (its answer read), as the fan-out cancels them.
 ``--impl httpx2``: the same as the floor with httpx2 (a fork of httpx whose connection pool
 no longer walks its connections for each request), one ``httpx2.AsyncClient`` for all.

@@ -192,8 +192,8 @@ class CancelGuard:
     stream keeps one (``MessageStream.cancel_guard``), which it asks when it is closed
     before its end.
 
-    ``answer_by`` (a time of the event loop's clock, ``anyio.current_time()``; none by
-    default) keeps the block's own deadline: the cancel goes out, and its answer is awaited
+    ``answer_by`` (an attribute: a time of the event loop's clock, ``anyio.current_time()``;
+    none by default) keeps the block's own deadline: the cancel goes out, and its answer is awaited
     only until then (past it: not at all; ``outcome.error`` is then an ``A2ATimeoutError``).
     """
 
@@ -217,7 +217,6 @@ class CancelGuard:
         agent: str | None = None,
         task_id: str | None = None,
         cancel_on_exit: bool = True,
-        answer_by: float = math.inf,
     ) -> None:
         self._cancel = cancel
         self._observer = observer if observer is not None else Observer()
@@ -226,7 +225,7 @@ class CancelGuard:
         #: Cancel the task when the block is abandoned (false: only say which it left).
         self.cancel_on_exit = cancel_on_exit
         #: Await the cancel's answer only until this time of the event loop's clock.
-        self.answer_by = answer_by
+        self.answer_by = math.inf
         #: The task the call showed last (from the start: ``task_id``).
         self.seen = LastSeen(task_id)
         #: The task the block left running, once it was abandoned.
