@@ -616,27 +616,34 @@ class Results:
             loaded = json.loads(path.read_text())
             if isinstance(loaded, dict) and isinstance(loaded.get("cells"), dict):
                 self.data = loaded
-        self.changed = False
+        self._recorded: dict[tuple[str, str], dict[str, str]] = {}
 
     def record(self, cell: Cell, backend: str, outcome: str, detail: str = "") -> None:
-        entry = self.data["cells"].setdefault(cell.key, {})
-        entry[backend] = {"outcome": outcome, "detail": detail[:500]}
-        self.changed = True
+        run = {"outcome": outcome, "detail": detail[:500]}
+        self.data["cells"].setdefault(cell.key, {})[backend] = run
+        self._recorded[cell.key, backend] = run
 
     def outcome(self, key: str) -> dict[str, dict[str, str]]:
         found = self.data["cells"].get(key, {})
         return found if isinstance(found, dict) else {}
 
     def save(self) -> None:
-        if not self.changed:
+        """Write what this run recorded over what the file holds now: the processes of one
+        test run (pytest-xdist) each record their own cells, and save in turn."""
+        if not self._recorded:
             return
-        self.data["updated"] = datetime.datetime.now(datetime.timezone.utc).strftime(
-            "%Y-%m-%d %H:%M UTC"
-        )
-        self.data["versions"] = peer_versions()
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, self.path)
+        with _locked(LOCK_DIR / "results.lock"):
+            data = Results(self.path).data
+            for (key, backend), run in self._recorded.items():
+                data["cells"].setdefault(key, {})[backend] = run
+            data["updated"] = datetime.datetime.now(datetime.timezone.utc).strftime(
+                "%Y-%m-%d %H:%M UTC"
+            )
+            data["versions"] = peer_versions()
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+            os.replace(tmp, self.path)
+        self.data = data
 
 
 # --------------------------------------------------------------------------------------------
