@@ -15,12 +15,7 @@ from a2a_anyio._model import (
     StreamEvent,
 )
 from a2a_anyio.cli import _render as r
-from a2a_anyio.cli._commands import (
-    build_message,
-    cancel_within_timeout,
-    message_metadata,
-    say_left,
-)
+from a2a_anyio.cli._commands import build_message, message_metadata, say_left
 from a2a_anyio.cli._context import Context, Target, Unresolved
 from a2a_anyio.cli._errors import OK, Failure, UsageError, exit_code_of
 from a2a_anyio.cli._live import AgentRow, FanOutView
@@ -114,9 +109,9 @@ async def fan_out(ctx: Context) -> int:
             async with limiter:
                 client = await ctx.client(target)
                 guard = client.cancel_guard(cancel_on_exit=not a.no_cancel)
-                guard = cancel_within_timeout(ctx, guard)
                 left.append((target, guard))  # says something once it left a task
                 with anyio.move_on_after(a.timeout or None) as scope:
+                    guard.answer_by = scope.deadline  # a cut's cancel keeps --timeout too
                     async with guard:  # cut at --timeout, a time limit, Ctrl-C
                         result = await client.send_message(
                             message, metadata=metadata, on_event=on_event
